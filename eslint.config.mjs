@@ -1,0 +1,44 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', 'tools/kube/**'] },
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    files: ['**/*.ts', '**/*.mjs'],
+    rules: {
+      // Who may import whom. Apps share code only through libs; the admission core stays free of
+      // NestJS and of the Kubernetes client so it can run anywhere (webhook, CLI, tests).
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: true,
+          allow: ['../../vitest.shared.ts'],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
+            {
+              sourceTag: 'framework:none',
+              onlyDependOnLibsWithTags: ['framework:none'],
+              bannedExternalImports: ['@nestjs/*', '@kubernetes/client-node', 'fastify', 'express'],
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // The control-plane harness is for tests, the demo and benchmarks; production code never loads it.
+    files: ['apps/*/src/**/*.ts'],
+    ignores: ['apps/*/src/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@outrigger/control-plane', message: 'test tooling; not for production code' }] },
+      ],
+    },
+  },
+);

@@ -1,0 +1,21 @@
+import swc from 'unplugin-swc';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+/**
+ * One Vitest setup for every project. SWC compiles the tests because esbuild (Vitest's default)
+ * cannot emit the decorator metadata NestJS injects by; workspace libs resolve to their sources
+ * through the "development" export condition.
+ */
+export function projectConfig(kind: 'unit' | 'e2e', extra: ViteUserConfig['test'] = {}): ViteUserConfig {
+  return defineConfig({
+    plugins: [swc.vite({ module: { type: 'es6' }, jsc: { target: 'es2022' } })],
+    resolve: { conditions: ['development', 'node', 'import', 'default'] },
+    test: {
+      include: kind === 'unit' ? ['src/**/*.spec.ts'] : ['e2e/**/*.e2e.ts'],
+      ...(kind === 'e2e'
+        ? { testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false }
+        : {}),
+      ...extra,
+    },
+  });
+}
