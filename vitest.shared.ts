@@ -1,5 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import swc from 'unplugin-swc';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+/** Every e2e run starts one real control plane (etcd + kube-apiserver) for all its suites. */
+const controlPlaneSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-global-setup.ts', import.meta.url));
 
 /**
  * One Vitest setup for every project. SWC compiles the tests because esbuild (Vitest's default)
@@ -13,7 +17,7 @@ export function projectConfig(kind: 'unit' | 'e2e', extra: ViteUserConfig['test'
     test: {
       include: kind === 'unit' ? ['src/**/*.spec.ts'] : ['e2e/**/*.e2e.ts'],
       ...(kind === 'e2e'
-        ? { testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false }
+        ? { globalSetup: [controlPlaneSetup], testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false }
         : {}),
       ...extra,
     },

@@ -1,1 +1,5 @@
-export {};
+export * from './binaries.js';
+export * from './control-plane.js';
+export * from './managed-process.js';
+export * from './ports.js';
+export * from './test-namespace.js';

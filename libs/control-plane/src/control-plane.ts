@@ -1,0 +1,195 @@
+import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
+import { issueCertificate, type Issued } from '@outrigger/pki';
+import { stringify } from 'yaml';
+import { resolveBinaries } from './binaries.js';
+import { ManagedProcess } from './managed-process.js';
+import { freePort } from './ports.js';
+
+export interface ControlPlaneOptions {
+  /** Extra kube-apiserver flags, e.g. `--admission-control-config-file=…`. */
+  readonly apiServerArgs?: readonly string[];
+  /** Progress lines (binary build, readiness); stderr by default. */
+  readonly log?: (line: string) => void;
+  /** Keep the working directory (certificates, logs, etcd data) after stop. */
+  readonly keepDir?: boolean;
+}
+
+export interface ControlPlane {
+  /** kube-apiserver's gitVersion, e.g. v1.36.3. */
+  readonly version: string;
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** Admin (system:masters) kubeconfig. */
+  readonly kubeconfigPath: string;
+  /** Certificates, logs and etcd data live here. */
+  readonly dir: string;
+  /** Holds kube-apiserver, etcd and kubectl. */
+  readonly binDir: string;
+  /** The cluster CA: signs the serving certificate and client certificates. */
+  readonly ca: Issued;
+  /** Stops kube-apiserver only (etcd keeps the data); for disconnect tests. */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port with the same flags and waits for /readyz. */
+  startApiServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const YEAR_MS = 365 * 86_400_000;
+
+/** Starts etcd and kube-apiserver on free loopback ports with fresh certificates and RBAC. */
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`[control-plane] ${line}\n`));
+  const binDir = await resolveBinaries(log);
+  const dir = mkdtempSync(join(tmpdir(), 'outrigger-cp-'));
+  const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const server = `https://127.0.0.1:${apiPort}`;
+  const files = writeCredentials(dir);
+
+  const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
+  const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
+  const etcd = new ManagedProcess('etcd', join(binDir, 'etcd'), [
+    '--name=default',
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
+    '--unsafe-no-fsync', // test data: durability is not worth the latency
+    '--log-level=warn',
+  ], join(dir, 'etcd.log'));
+
+  const apiArgs = [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+    `--tls-cert-file=${files.servingCert}`,
+    `--tls-private-key-file=${files.servingKey}`,
+    `--client-ca-file=${files.caCert}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${files.saPublic}`,
+    `--service-account-signing-key-file=${files.saPrivate}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--authorization-mode=RBAC',
+    // No controller-manager or endpoints here: the apiserver must not wait for its own Service endpoints.
+    '--endpoint-reconciler-type=none',
+    '--allow-privileged=true',
+    '--profiling=false',
+    ...(options.apiServerArgs ?? []),
+  ];
+  let apiServer: ManagedProcess | undefined;
+  const stopAll = async () => {
+    await apiServer?.stop();
+    await etcd.stop();
+  };
+
+  try {
+    await waitFor('etcd', () => get(`${etcdUrl}/health`), etcd);
+    const startApiServer = async () => {
+      apiServer = new ManagedProcess('kube-apiserver', join(binDir, 'kube-apiserver'), apiArgs, join(dir, 'kube-apiserver.log'));
+      await waitFor('kube-apiserver', () => get(`${server}/readyz`, files.admin, files.ca.cert), apiServer);
+    };
+    log(`starting etcd and kube-apiserver in ${dir}`);
+    await startApiServer();
+    const version = JSON.parse(await get(`${server}/version`, files.admin, files.ca.cert)).gitVersion as string;
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, kubeconfigYaml(server, files.ca.cert, files.admin), { mode: 0o600 });
+    log(`kube-apiserver ${version} ready at ${server} (etcd at ${etcdUrl}); kubeconfig: ${kubeconfigPath}`);
+    return {
+      version,
+      server,
+      kubeconfigPath,
+      dir,
+      binDir,
+      ca: files.ca,
+      stopApiServer: async () => apiServer?.stop(),
+      startApiServer,
+      stop: async () => {
+        await stopAll();
+        if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw new Error(`${(error as Error).message} (logs in ${dir})`, { cause: error });
+  }
+}
+
+function writeCredentials(dir: string) {
+  const ca = issueCertificate({ commonName: 'outrigger-local-ca', usage: 'ca', lifetimeMs: YEAR_MS });
+  const serving = issueCertificate({
+    commonName: 'kube-apiserver',
+    usage: 'server',
+    issuer: ca,
+    lifetimeMs: YEAR_MS,
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+    ipAddresses: ['127.0.0.1', '10.0.0.1'],
+  });
+  const admin = issueCertificate({ commonName: 'admin', organizations: ['system:masters'], usage: 'client', issuer: ca, lifetimeMs: YEAR_MS });
+  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const path = (name: string, content: string) => {
+    writeFileSync(join(dir, name), content, { mode: 0o600 });
+    return join(dir, name);
+  };
+  return {
+    ca,
+    admin,
+    caCert: path('ca.crt', ca.cert),
+    servingCert: path('apiserver.crt', serving.cert),
+    servingKey: path('apiserver.key', serving.key),
+    saPublic: path('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
+    saPrivate: path('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+  };
+}
+
+/** A kubeconfig for `server` authenticating with the client certificate `user`. */
+export function kubeconfigYaml(server: string, caCert: string, user: Issued, userName = 'admin'): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'outrigger-local', cluster: { server, 'certificate-authority-data': b64(caCert) } }],
+    users: [{ name: userName, user: { 'client-certificate-data': b64(user.cert), 'client-key-data': b64(user.key) } }],
+    contexts: [{ name: 'outrigger-local', context: { cluster: 'outrigger-local', user: userName } }],
+    'current-context': 'outrigger-local',
+  });
+}
+
+async function waitFor(name: string, probe: () => Promise<unknown>, process: ManagedProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (!process.running) throw new Error(`${name} exited during startup; see ${process.logFile}`);
+    try {
+      await probe();
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`${name} not ready after ${timeoutMs / 1000}s: ${(lastError as Error)?.message}; see ${process.logFile}`);
+}
+
+/** GET returning the body of a 200, rejecting anything else; with a client certificate for https. */
+function get(url: string, client?: Issued, ca?: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const onResponse = (res: import('node:http').IncomingMessage) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => (res.statusCode === 200 ? done(body) : fail(new Error(`${url}: HTTP ${res.statusCode} ${body.slice(0, 200)}`))));
+    };
+    const req = url.startsWith('https:')
+      ? request(url, { cert: client?.cert, key: client?.key, ca, timeout: 5_000 }, onResponse)
+      : httpRequest(url, { timeout: 5_000 }, onResponse);
+    req.on('timeout', () => req.destroy(new Error(`${url}: timeout`)));
+    req.on('error', fail);
+    req.end();
+  });
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+
+const live = new Set<ManagedProcess>();
+// A normal exit (tests done, uncaught error) must not leave servers behind.
+process.on('exit', () => live.forEach((p) => p.killNow()));
+
+/**
+ * A child process we own: output to a log file, stopped by PID, and a watchdog that kills it if
+ * this process dies without cleaning up (SIGKILL, OOM), so no control plane is ever orphaned.
+ */
+export class ManagedProcess {
+  private readonly child: ChildProcess;
+  private readonly exited: Promise<number | null>;
+
+  constructor(
+    readonly name: string,
+    command: string,
+    args: readonly string[],
+    readonly logFile: string,
+  ) {
+    const fd = openSync(logFile, 'a');
+    this.child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+    closeSync(fd);
+    this.exited = new Promise((done) => this.child.once('exit', (code) => done(code)));
+    this.exited.then(() => live.delete(this));
+    live.add(this);
+    startWatchdog(this.pid);
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error(`${this.name} did not start`);
+    return this.child.pid;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Resolves with the exit code when the process ends by itself. */
+  whenExited(): Promise<number | null> {
+    return this.exited;
+  }
+
+  async stop(graceMs = 5_000): Promise<void> {
+    if (!this.running) return;
+    process.kill(this.pid, 'SIGTERM');
+    const timer = setTimeout(() => this.killNow(), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  killNow(): void {
+    if (this.running) process.kill(this.pid, 'SIGKILL');
+  }
+}
+
+function startWatchdog(childPid: number): void {
+  const script = `
+    const [parent, child] = process.argv.slice(1).map(Number);
+    const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    setInterval(() => {
+      if (!alive(child)) process.exit(0);
+      if (!alive(parent)) { try { process.kill(child, 'SIGKILL'); } catch {} process.exit(0); }
+    }, 500);`;
+  spawn(process.execPath, ['-e', script, String(process.pid), String(childPid)], { detached: true, stdio: 'ignore' }).unref();
+}

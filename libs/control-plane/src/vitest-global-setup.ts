@@ -1,0 +1,23 @@
+import type { TestProject } from 'vitest/node';
+import { startControlPlane } from './control-plane.js';
+
+export interface ProvidedControlPlane {
+  readonly version: string;
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly binDir: string;
+  readonly dir: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    controlPlane: ProvidedControlPlane;
+  }
+}
+
+/** Vitest globalSetup: one real control plane per test run, handed to tests via `inject('controlPlane')`. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const cp = await startControlPlane({ keepDir: process.env.OUTRIGGER_KEEP_CONTROL_PLANE === '1' });
+  project.provide('controlPlane', { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, binDir: cp.binDir, dir: cp.dir });
+  return () => cp.stop();
+}

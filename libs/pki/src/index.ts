@@ -1,0 +1,2 @@
+export * from './certificate.js';
+export * from './inspect.js';
