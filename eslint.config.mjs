@@ -14,11 +14,12 @@ export default tseslint.config(
         'error',
         {
           enforceBuildableLibDependency: true,
-          allow: ['../../vitest.shared.ts'],
+          allow: ['../../vitest.shared.ts', '../vitest.shared.ts'],
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
+            { sourceTag: 'type:tooling', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
             {
               sourceTag: 'framework:none',
               onlyDependOnLibsWithTags: ['framework:none'],

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Starts a local etcd + kube-apiserver in the foreground (Ctrl-C stops it).
+#   npm run control-plane -- [--kubeconfig PATH]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+exec npx tsx --conditions development tools/control-plane.ts "$@"

@@ -1,0 +1,31 @@
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startControlPlane } from '@outrigger/control-plane';
+
+const { values } = parseArgs({ options: { kubeconfig: { type: 'string', default: '.outrigger/kubeconfig' } } });
+const kubeconfig = resolve(values.kubeconfig ?? '.outrigger/kubeconfig');
+
+const cp = await startControlPlane({ log: (line) => console.log(`  ${line}`) });
+mkdirSync(dirname(kubeconfig), { recursive: true });
+copyFileSync(cp.kubeconfigPath, kubeconfig);
+console.log(`
+Kubernetes ${cp.version} is running at ${cp.server} (etcd + kube-apiserver only: no scheduler,
+no controller-manager, so pods stay Pending and namespaces need their default ServiceAccount).
+
+  export KUBECONFIG=${kubeconfig}
+  alias kubectl=${cp.binDir}/kubectl
+  kubectl get namespaces
+
+Press Ctrl-C to stop.`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('\nstopping the control plane');
+    await cp.stop();
+    process.exit(0);
+  });
+}
