@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ManagedProcess } from './managed-process.js';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('ManagedProcess', () => {
+  it('logs to its file and stops by PID', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mp-'));
+    const p = new ManagedProcess('sh', 'sh', ['-c', 'echo started; exec sleep 60'], join(dir, 'log'));
+    await waitUntil(() => readFileSync(join(dir, 'log'), 'utf8').includes('started'), 'output');
+    await p.stop();
+    expect(p.running).toBe(false);
+    expect(alive(p.pid)).toBe(false);
+  });
+
+  it('leaves no orphan when its owner is killed with SIGKILL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mp-'));
+    const module = fileURLToPath(new URL('./managed-process.ts', import.meta.url));
+    const owner = `
+      const { ManagedProcess } = await import(${JSON.stringify(module)});
+      const p = new ManagedProcess('sleep', 'sleep', ['60'], ${JSON.stringify(join(dir, 'log'))});
+      console.log(p.pid);
+      setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', owner], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const childPid = await new Promise<number>((done) => parent.stdout.once('data', (d: Buffer) => done(Number(d.toString().trim()))));
+    expect(alive(childPid)).toBe(true);
+    parent.kill('SIGKILL');
+    await waitUntil(() => !alive(childPid), 'the watchdog to kill the orphan');
+  });
+});
