@@ -141,6 +141,8 @@ function writeCredentials(dir: string) {
     ca,
     admin,
     caCert: path('ca.crt', ca.cert),
+    // Tests mint client certificates for other users (RBAC checks) with the CA key.
+    caKey: path('ca.key', ca.key),
     servingCert: path('apiserver.crt', serving.cert),
     servingKey: path('apiserver.key', serving.key),
     saPublic: path('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString()),

@@ -3,3 +3,4 @@ export * from './control-plane.js';
 export * from './managed-process.js';
 export * from './ports.js';
 export * from './test-namespace.js';
+export * from './app-process.js';

@@ -18,9 +18,10 @@ export class ManagedProcess {
     command: string,
     args: readonly string[],
     readonly logFile: string,
+    env: NodeJS.ProcessEnv = process.env,
   ) {
     const fd = openSync(logFile, 'a');
-    this.child = spawn(command, args, { stdio: ['ignore', fd, fd] });
+    this.child = spawn(command, args, { stdio: ['ignore', fd, fd], env });
     closeSync(fd);
     this.exited = new Promise((done) => this.child.once('exit', (code) => done(code)));
     this.exited.then(() => live.delete(this));

@@ -1,0 +1,41 @@
+import 'reflect-metadata';
+import { ConsoleLogger, type INestApplication, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+
+export interface ServiceOptions {
+  readonly name: string;
+  readonly host?: string;
+  readonly port: number;
+  /** Serve HTTPS with this key pair (the server's secure context can be swapped later). */
+  readonly https?: { readonly key: string; readonly cert: string; readonly ca?: string; readonly requestCert?: boolean };
+  readonly bodyLimitBytes?: number;
+  readonly adapter?: FastifyAdapter;
+  /** false: the service registers its own content-type parsers on the adapter. */
+  readonly bodyParser?: boolean;
+}
+
+/** Creates, configures and starts a service the same way for all three apps. */
+export async function startService(module: Type<unknown>, options: ServiceOptions): Promise<NestFastifyApplication> {
+  const adapter =
+    options.adapter ??
+    new FastifyAdapter({
+      logger: false,
+      bodyLimit: options.bodyLimitBytes ?? 1024 * 1024,
+      ...(options.https ? { https: { ...options.https, rejectUnauthorized: true } } : {}),
+    });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
+    bodyParser: options.bodyParser ?? true,
+    logger: new ConsoleLogger(options.name, { json: process.env.LOG_FORMAT !== 'text', logLevels: logLevels() }),
+  });
+  // SIGTERM from the kubelet: stop accepting, finish in-flight requests, run onModuleDestroy hooks.
+  app.enableShutdownHooks();
+  await app.listen(options.port, options.host ?? '0.0.0.0');
+  return app;
+}
+
+function logLevels(): ('log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal')[] {
+  return process.env.LOG_LEVEL === 'debug' ? ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] : ['fatal', 'error', 'warn', 'log'];
+}
+
+export type { INestApplication };

@@ -1,0 +1,4 @@
+export * from './bootstrap.js';
+export * from './env.js';
+export * from './metrics.module.js';
+export * from './metrics.registry.js';
