@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { INJECT_ANNOTATION } from '../constants.js';
+import {
+  ENV_FIELD_PATH,
+  ENV_VAR_NAME,
+  PORT_NAME,
+  PORT_NAME_MAX,
+  QUANTITY,
+  isAnnotationPrefix,
+  isDnsLabel,
+  isDnsSubdomain,
+  isQualifiedNamePart,
+} from './k8s-names.js';
+import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+import { policyRuleSchema } from './rbac-rule-schema.js';
+
+/** Annotation suffixes every profile has; parameters cannot take them. */
+export const ENABLE_SUFFIX = 'enable';
+export const STATUS_SUFFIX = 'status';
+
+/** Prefixes that belong to Kubernetes itself or to the injector. */
+const RESERVED_PREFIX = /(^|\.)(kubernetes\.io|k8s\.io)\/$|^outrigger\.dev\/$/;
+
+const dnsLabel = z.string().refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' });
+const dnsSubdomain = z
+  .string()
+  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' });
+const envName = z.string().regex(ENV_VAR_NAME, { error: 'must be an environment variable name like MY_VAR' });
+const quantity = z.union([
+  z.string().regex(QUANTITY, { error: 'must be a Kubernetes quantity like 100m or 64Mi' }),
+  z.number().nonnegative(),
+]);
+const quantities = z.record(z.string().min(1), quantity);
+
+const envVarSchema = z.strictObject({ name: envName, value: z.string() });
+
+const containerPortSchema = z.strictObject({
+  name: z
+    .string()
+    .refine((name) => name.length <= PORT_NAME_MAX && PORT_NAME.test(name), {
+      error: 'must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)',
+    })
+    .optional(),
+  containerPort: z.number().int().min(1).max(65535),
+  protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional(),
+});
+
+/** Known securityContext fields are checked; others pass through for newer Kubernetes fields. */
+const securityContextSchema = z.looseObject({
+  runAsNonRoot: z.boolean().optional(),
+  runAsUser: z.number().int().nonnegative().optional(),
+  runAsGroup: z.number().int().nonnegative().optional(),
+  privileged: z.boolean().optional(),
+  allowPrivilegeEscalation: z.boolean().optional(),
+  readOnlyRootFilesystem: z.boolean().optional(),
+  capabilities: z
+    .strictObject({ add: z.array(z.string().min(1)).optional(), drop: z.array(z.string().min(1)).optional() })
+    .optional(),
+  seccompProfile: z
+    .strictObject({
+      type: z.enum(['RuntimeDefault', 'Localhost', 'Unconfined']),
+      localhostProfile: z.string().min(1).optional(),
+    })
+    .optional(),
+});
+
+const containerSchema = z.strictObject({
+  name: dnsLabel,
+  image: z.string().regex(/^\S+$/, { error: 'must be a non-empty image reference without spaces' }),
+  imagePullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']).optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  ports: z.array(containerPortSchema).optional(),
+  resources: z.strictObject({ requests: quantities.optional(), limits: quantities.optional() }).optional(),
+  securityContext: securityContextSchema.optional(),
+  env: z.array(envVarSchema).optional(),
+});
+
+const parameterSchema = z
+  .strictObject({
+    annotation: z
+      .string()
+      .refine(isQualifiedNamePart, {
+        error: 'must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix',
+      })
+      .refine((suffix) => suffix !== ENABLE_SUFFIX && suffix !== STATUS_SUFFIX, {
+        error: `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`,
+      }),
+    env: envName,
+    required: z.boolean().default(false),
+    default: z.string().optional(),
+    pattern: z.string().optional(),
+    format: z.enum(['url']).optional(),
+    containerName: z.boolean().default(false),
+  })
+  .superRefine((parameter, ctx) => {
+    let pattern: RegExp | undefined;
+    if (parameter.pattern !== undefined) {
+      try {
+        pattern = compileParameterPattern(parameter.pattern);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `invalid regular expression (${regexProblem(error)})` });
+      }
+    }
+    if (parameter.default === undefined) return;
+    if (parameter.required) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: 'a required parameter cannot have a default' });
+    }
+    if (pattern && !pattern.test(parameter.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: `does not match the parameter's own pattern` });
+    }
+    if (parameter.format === 'url' && !isHttpUrl(parameter.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: 'is not an http(s) URL as the format requires' });
+    }
+  });
+
+const fieldEnvSchema = z.strictObject({
+  env: envName,
+  fieldPath: z.string().regex(ENV_FIELD_PATH, {
+    error: 'must be a downward API field such as metadata.name, metadata.namespace or status.podIP',
+  }),
+});
+
+const rbacSchema = z
+  .strictObject({
+    clusterRole: dnsSubdomain,
+    binding: z
+      .strictObject({
+        kind: z.enum(['ClusterRoleBinding', 'RoleBinding']).default('ClusterRoleBinding'),
+        name: dnsSubdomain.optional(),
+      })
+      .optional(),
+    rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }),
+  })
+  .transform(({ clusterRole, binding, rules }) => ({
+    clusterRole,
+    // ClusterRoleBinding by default; RoleBinding binds the ClusterRole per namespace instead.
+    binding: { kind: binding?.kind ?? 'ClusterRoleBinding', name: binding?.name ?? clusterRole },
+    rules,
+  }));
+
+export const agentProfileSchema = z
+  .strictObject({
+    name: dnsLabel,
+    annotationPrefix: z
+      .string()
+      .refine(isAnnotationPrefix, { error: 'must be a DNS subdomain followed by "/", like xxl-agent/' })
+      .refine((prefix) => !RESERVED_PREFIX.test(prefix), {
+        error: `is reserved (Kubernetes prefixes and ${INJECT_ANNOTATION.split('/')[0]}/ cannot be used)`,
+      }),
+    container: containerSchema,
+    parameters: z.array(parameterSchema).default([]),
+    fieldEnv: z.array(fieldEnvSchema).default([]),
+    nativeSidecar: z.boolean().default(false),
+    rbac: rbacSchema.optional(),
+  })
+  .superRefine((profile, ctx) => {
+    reportDuplicates(ctx, profile.parameters.map((p) => p.annotation), (i) => ['parameters', i, 'annotation'], 'annotation');
+    const envSources: { name: string; path: (string | number)[] }[] = [
+      ...profile.parameters.map((p, i) => ({ name: p.env, path: ['parameters', i, 'env'] })),
+      ...profile.fieldEnv.map((f, i) => ({ name: f.env, path: ['fieldEnv', i, 'env'] })),
+      ...(profile.container.env ?? []).map((e, i) => ({ name: e.name, path: ['container', 'env', i, 'name'] })),
+    ];
+    reportDuplicates(ctx, envSources.map((s) => s.name), (i) => envSources[i]?.path ?? [], 'env');
+    const ports = profile.container.ports ?? [];
+    reportDuplicates(ctx, ports.map((p) => String(p.containerPort)), (i) => ['container', 'ports', i, 'containerPort'], 'port');
+    reportDuplicates(
+      ctx,
+      ports.map((p) => p.name ?? ''),
+      (i) => ['container', 'ports', i, 'name'],
+      'port name',
+    );
+  });
+
+export type AgentProfile = z.output<typeof agentProfileSchema>;
+export type AgentProfileInput = z.input<typeof agentProfileSchema>;
+export type ProfileParameter = AgentProfile['parameters'][number];
+export type AgentContainerSpec = AgentProfile['container'];
+
+/** The profiles file: `profiles:` followed by a list. Names, prefixes and containers are unique. */
+export const profilesFileSchema = z
+  .strictObject({ profiles: z.array(agentProfileSchema).min(1, { error: 'must list at least one profile' }) })
+  .superRefine(({ profiles }, ctx) => {
+    const at = (field: string) => (i: number) => ['profiles', i, ...field.split('.')];
+    reportDuplicates(ctx, profiles.map((p) => p.name), at('name'), 'profile name');
+    reportDuplicates(ctx, profiles.map((p) => p.annotationPrefix), at('annotationPrefix'), 'annotation prefix');
+    reportDuplicates(ctx, profiles.map((p) => p.container.name), at('container.name'), 'container name');
+    reportDuplicates(ctx, profiles.map((p) => p.rbac?.clusterRole ?? ''), at('rbac.clusterRole'), 'ClusterRole');
+  });
+
+function reportDuplicates(
+  ctx: z.RefinementCtx,
+  values: readonly string[],
+  pathOf: (index: number) => (string | number)[],
+  what: string,
+): void {
+  values.forEach((value, index) => {
+    // Empty means "not set" (an unnamed port, a profile without RBAC): never a duplicate.
+    if (value !== '' && values.indexOf(value) !== index) {
+      ctx.addIssue({ code: 'custom', path: pathOf(index), message: `duplicate ${what} ${JSON.stringify(value)}` });
+    }
+  });
+}
+
+function regexProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // V8 says "Invalid regular expression: /^(?:(()$/u: Unterminated group": keep the last part.
+  return message.slice(message.lastIndexOf(': ') + 2);
+}

@@ -1,0 +1,69 @@
+import type { AdmissionRequest, AdmissionReview, AdmissionReviewReply } from './admission-types.js';
+import { AUDIT_DECISION_KEY, skippedDecision } from './audit.js';
+import type { AdmissionContext, Extension } from './extension.js';
+import { stringMember, objectMember } from './json.js';
+import { mutatePod, type MutationFailure, type PodMutation } from './mutate.js';
+import { allowedResponse, deniedResponse } from './response.js';
+
+export const NOT_POD_CREATE_REASON = 'not-pod-create';
+
+export interface ReviewOutcome {
+  /** The AdmissionReview to send back, in the request's apiVersion and with its uid. */
+  readonly reply: AdmissionReviewReply;
+  /** The audit decision, also sent as the `decision` audit annotation. */
+  readonly decision: string;
+  /** Absent when the request was not a pod CREATE. */
+  readonly mutation?: PodMutation;
+  /** An unexpected error that was turned into an unchanged admission; log it. */
+  readonly failure?: MutationFailure;
+}
+
+/**
+ * Answers one AdmissionReview: only CREATE of core/v1 pods (no subresource) is mutated, anything
+ * else is allowed unchanged. Dry-run requests take exactly the same path. Never throws.
+ */
+export function reviewResponse(review: AdmissionReview, extensions: readonly Extension[]): ReviewOutcome {
+  const { request } = review;
+  if (!isPodCreate(request) || request.object === undefined) {
+    const decision = skippedDecision(NOT_POD_CREATE_REASON);
+    return { reply: allowedResponse(review, { auditAnnotations: { [AUDIT_DECISION_KEY]: decision } }), decision };
+  }
+  const mutation = mutatePod(request.object, admissionContext(request), extensions);
+  const auditAnnotations = { [AUDIT_DECISION_KEY]: mutation.decision };
+  const reply =
+    mutation.outcome === 'denied'
+      ? deniedResponse(review, { code: mutation.code, message: mutation.message, warnings: mutation.warnings, auditAnnotations })
+      : allowedResponse(review, { patch: mutation.patch, warnings: mutation.warnings, auditAnnotations });
+  return {
+    reply,
+    decision: mutation.decision,
+    mutation,
+    ...(mutation.outcome === 'allowed' && mutation.failure ? { failure: mutation.failure } : {}),
+  };
+}
+
+export function isPodCreate(request: AdmissionRequest): boolean {
+  return (
+    request.operation === 'CREATE' &&
+    request.resource.group === '' &&
+    request.resource.version === 'v1' &&
+    request.resource.resource === 'pods' &&
+    (request.subResource ?? '') === ''
+  );
+}
+
+/** Namespace and name come from the request: the object of a controller-made pod has neither. */
+export function admissionContext(request: AdmissionRequest): AdmissionContext {
+  const metadata = request.object ? objectMember(request.object, 'metadata') : undefined;
+  return {
+    uid: request.uid,
+    namespace: request.namespace || (metadata && stringMember(metadata, 'namespace')) || '',
+    name: request.name || (metadata && stringMember(metadata, 'name')) || '',
+    operation: request.operation,
+    dryRun: request.dryRun === true,
+    userInfo: request.userInfo,
+    kind: request.kind,
+    resource: request.resource,
+    subResource: request.subResource ?? '',
+  };
+}

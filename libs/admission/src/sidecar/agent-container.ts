@@ -1,0 +1,29 @@
+import type { JsonObject, JsonValue } from '../json.js';
+import type { AgentProfile } from '../profiles/profile-schema.js';
+
+/**
+ * The agent container: the profile's container, with env in a fixed order (parameters, then
+ * downward-API fields, then the profile's own env). POD_NAME and friends use fieldRef because a
+ * controller-made pod has no name yet at admission time. A native sidecar is an init container
+ * with `restartPolicy: Always`.
+ */
+export function buildAgentContainer(
+  profile: AgentProfile,
+  parameterEnv: readonly { readonly name: string; readonly value: string }[],
+): JsonObject {
+  const { env: staticEnv = [], ...container } = profile.container;
+  const env: JsonValue[] = [
+    ...parameterEnv.map(({ name, value }) => ({ name, value })),
+    ...profile.fieldEnv.map(({ env: name, fieldPath }) => ({
+      name,
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } },
+    })),
+    ...staticEnv.map(({ name, value }) => ({ name, value })),
+  ];
+  const copy = structuredClone(container) as JsonObject;
+  return {
+    ...copy,
+    ...(env.length > 0 ? { env } : {}),
+    ...(profile.nativeSidecar ? { restartPolicy: 'Always' } : {}),
+  };
+}
