@@ -1,1 +1,11 @@
-export {};
+export * from './api-error.js';
+export * from './api-path.js';
+export * from './backoff.js';
+export * from './kube-config.js';
+export * from './kube-object.js';
+export * from './kube-request.js';
+export * from './list-pages.js';
+export * from './projection-store.js';
+export * from './reflector.js';
+export * from './watch-stream.js';
+export * from './work-queue.js';

@@ -1,0 +1,300 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apiExceptionFromStatus, classifyApiError, type ApiErrorInfo, type KubeStatus } from './api-error.js';
+import { Backoff, type BackoffOptions } from './backoff.js';
+import { objectKey, type KubeObject } from './kube-object.js';
+import { listPages } from './list-pages.js';
+import { ProjectionStore, type ProjectionChange } from './projection-store.js';
+import { streamWatch, type WatchEvent } from './watch-stream.js';
+
+export interface ReflectorOptions<P> {
+  /** Collection path: `/api/v1/pods` (cluster-wide) or `/api/v1/namespaces/ns/pods`; see resourcePath(). */
+  readonly path: string;
+  /**
+   * The small part of an object worth remembering, or undefined for objects of no interest
+   * (they are then treated as absent). Only projections are stored, never whole objects. Receives
+   * the raw JSON; note that list items carry no apiVersion/kind.
+   */
+  readonly project: (obj: KubeObject) => P | undefined;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Objects per list page; 500 by default. */
+  readonly pageSize?: number;
+  /**
+   * A watch that delivers neither an event nor a bookmark for this long is taken for dead (half-open
+   * connection, stuck proxy) and restarted. The apiserver sends bookmarks about once a minute,
+   * so keep it well above that; 150 s by default.
+   */
+  readonly deadStreamTimeoutMs?: number;
+  /**
+   * Server-side lifetime of one watch request; the apiserver ends it cleanly and sends a
+   * bookmark 2 s before. Random in 5–10 min by default (spreads reconnects, as client-go does).
+   */
+  readonly watchTimeoutSeconds?: number;
+  /** Delay between attempts after errors; 1 s doubling to 30 s, 50 % jitter by default. */
+  readonly backoff?: Partial<BackoffOptions>;
+  /** Projection equality; updates that change nothing are not delivered. Deep equality by default. */
+  readonly equals?: (a: P, b: P) => boolean;
+  readonly onAdd?: (key: string, value: P) => void;
+  readonly onUpdate?: (key: string, value: P, old: P) => void;
+  readonly onDelete?: (key: string, old: P) => void;
+  /** After every complete list (the first and each relist), once its differences were delivered. */
+  readonly onSynced?: () => void;
+  /** Every failure, before the retry; also a throwing callback (which does not stop the reflector). */
+  readonly onError?: (error: unknown, info: ApiErrorInfo) => void;
+}
+
+export interface ReflectorStatus {
+  /** A complete list has been delivered at least once. */
+  readonly hasSynced: boolean;
+  /**
+   * The store matches the apiserver as of the last event: false from a list/watch failure until the
+   * next successful list. While false, an absent key may be a delete we have not seen yet or an add
+   * we missed: do not remove things because they are absent.
+   */
+  readonly viewComplete: boolean;
+  /** Last event or bookmark from a watch. */
+  readonly lastEventAt?: Date;
+  /** Last complete list. */
+  readonly lastSyncAt?: Date;
+  /** Times the list-then-watch started over after a failure (including 410 Gone). */
+  readonly restarts: number;
+  /** Bookmarks received. */
+  readonly bookmarks: number;
+  /** 410 Gone answers (resourceVersion too old), each followed by a relist. */
+  readonly gone: number;
+  /** Where the next watch resumes. */
+  readonly resourceVersion?: string;
+  readonly lastError?: string;
+}
+
+const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 };
+
+/**
+ * A list-then-watch that never gives up: paginated list, watch from the list's resourceVersion
+ * with bookmarks, relist on 410 Gone, restart with backoff after any error, restart a watch that
+ * went silent. Keeps only projections, keyed `namespace/name`, and reports their adds, updates
+ * and deletes, including deletes of objects that vanished while it was disconnected (found by
+ * diffing each relist against the store).
+ */
+export class Reflector<P> {
+  private readonly store: ProjectionStore<P>;
+  private readonly backoff: Backoff;
+  private state: { -readonly [K in keyof ReflectorStatus]: ReflectorStatus[K] } = {
+    hasSynced: false,
+    viewComplete: false,
+    restarts: 0,
+    bookmarks: 0,
+    gone: 0,
+  };
+  private loop: Promise<void> | undefined;
+  private stopped = false;
+  private current: AbortController | undefined;
+  private wake: (() => void) | undefined;
+  private deadTimer: NodeJS.Timeout | undefined;
+  private firstSync: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void };
+
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly options: ReflectorOptions<P>,
+  ) {
+    this.store = new ProjectionStore(options.equals);
+    this.backoff = new Backoff({ ...DEFAULT_BACKOFF, ...options.backoff });
+    let resolve!: () => void;
+    let reject!: (e: Error) => void;
+    const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+    promise.catch(() => undefined); // nobody waiting is fine
+    this.firstSync = { promise, resolve, reject };
+  }
+
+  start(): this {
+    if (this.loop) throw new Error('Reflector already started');
+    this.loop = this.run();
+    return this;
+  }
+
+  /** Ends the watch and the retry loop; resolves when nothing runs any more. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.clearDeadTimer();
+    this.current?.abort();
+    this.wake?.();
+    this.firstSync.reject(new Error(`reflector for ${this.options.path} stopped before its first sync`));
+    await this.loop;
+  }
+
+  /** Resolves after the first complete list; rejects if stopped before. */
+  whenSynced(): Promise<void> {
+    return this.firstSync.promise;
+  }
+
+  status(): ReflectorStatus {
+    return { ...this.state };
+  }
+
+  get(key: string): P | undefined {
+    return this.store.get(key);
+  }
+
+  keys(): string[] {
+    return this.store.keys();
+  }
+
+  entries(): Array<[string, P]> {
+    return this.store.entries();
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  private async run(): Promise<void> {
+    let consecutiveGone = 0;
+    while (!this.stopped) {
+      try {
+        await this.listAndWatch();
+      } catch (error) {
+        this.clearDeadTimer();
+        if (this.stopped) break;
+        const info = classifyApiError(error);
+        this.state.viewComplete = false;
+        this.state.restarts++;
+        this.state.lastError = info.message;
+        this.report(error, info);
+        // Expired resourceVersion: our view is merely stale, relist at once (but back off if it repeats).
+        consecutiveGone = info.kind === 'gone' ? consecutiveGone + 1 : 0;
+        if (info.kind === 'gone') this.state.gone++;
+        await this.sleep(consecutiveGone === 1 ? 0 : this.backoff.next());
+      }
+    }
+  }
+
+  private async listAndWatch(): Promise<void> {
+    const { path, labelSelector, fieldSelector } = this.options;
+    this.current = new AbortController();
+    this.armDeadTimer(this.current); // a list can hang on a half-open connection too
+    const next = new Map<string, P>();
+    const resourceVersion = await listPages(
+      this.kc,
+      path,
+      { labelSelector, fieldSelector, pageSize: this.options.pageSize, signal: this.current.signal },
+      (obj) => {
+        const value = this.project(obj);
+        if (value !== undefined) next.set(objectKey(obj), value);
+      },
+    );
+    this.clearDeadTimer();
+    if (this.stopped) return;
+    this.deliver(this.store.replace(next));
+    Object.assign(this.state, { hasSynced: true, viewComplete: true, lastSyncAt: new Date(), resourceVersion });
+    this.call(() => this.options.onSynced?.());
+    this.firstSync.resolve();
+
+    while (!this.stopped) {
+      const controller = new AbortController();
+      this.current = controller;
+      this.armDeadTimer(controller);
+      await streamWatch(
+        this.kc,
+        path,
+        {
+          resourceVersion: this.state.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
+          labelSelector,
+          fieldSelector,
+        },
+        controller.signal,
+        (event) => this.handle(event, controller),
+      );
+      // The server ended the watch normally: resume from where we are, no relist needed.
+      this.clearDeadTimer();
+      this.backoff.reset();
+    }
+  }
+
+  private handle(event: WatchEvent, controller: AbortController): void {
+    this.state.lastEventAt = new Date();
+    this.armDeadTimer(controller);
+    this.backoff.reset(); // the connection demonstrably works
+    const rv = event.object.metadata?.resourceVersion;
+    switch (event.type) {
+      case 'BOOKMARK':
+        this.state.bookmarks++;
+        break;
+      case 'ADDED':
+      case 'MODIFIED':
+        this.deliver([this.store.set(objectKey(event.object), this.project(event.object))]);
+        break;
+      case 'DELETED':
+        this.deliver([this.store.delete(objectKey(event.object))]);
+        break;
+      case 'ERROR':
+        // Usually 410 Gone: the resourceVersion we resumed from was compacted away.
+        throw apiExceptionFromStatus(event.object as KubeStatus);
+      default:
+        return;
+    }
+    if (rv) this.state.resourceVersion = rv;
+  }
+
+  private project(obj: KubeObject): P | undefined {
+    try {
+      return this.options.project(obj);
+    } catch (error) {
+      this.report(error, { kind: 'unknown', message: `project() threw for ${objectKey(obj)}: ${String(error)}`, retryable: false });
+      return undefined;
+    }
+  }
+
+  private deliver(changes: ReadonlyArray<ProjectionChange<P> | undefined>): void {
+    for (const change of changes) {
+      if (!change) continue;
+      if (change.type === 'add') this.call(() => this.options.onAdd?.(change.key, change.value));
+      else if (change.type === 'update') this.call(() => this.options.onUpdate?.(change.key, change.value, change.old));
+      else this.call(() => this.options.onDelete?.(change.key, change.old));
+    }
+  }
+
+  /** A throwing consumer callback must not break the watch: report it and go on. */
+  private call(callback: () => void): void {
+    try {
+      callback();
+    } catch (error) {
+      this.report(error, { kind: 'unknown', message: `reflector callback threw: ${String(error)}`, retryable: false });
+    }
+  }
+
+  private report(error: unknown, info: ApiErrorInfo): void {
+    try {
+      this.options.onError?.(error, info);
+    } catch {
+      // a broken error handler must not break the loop either
+    }
+  }
+
+  private armDeadTimer(controller: AbortController): void {
+    this.clearDeadTimer();
+    const timeoutMs = this.options.deadStreamTimeoutMs ?? 150_000;
+    this.deadTimer = setTimeout(() => {
+      const error = new Error(`no event or bookmark for ${timeoutMs / 1000}s on ${this.options.path}; restarting the watch`);
+      error.name = 'TimeoutError';
+      controller.abort(error);
+    }, timeoutMs);
+  }
+
+  private clearDeadTimer(): void {
+    clearTimeout(this.deadTimer);
+    this.deadTimer = undefined;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0 || this.stopped) return Promise.resolve();
+    return new Promise((done) => {
+      const timer = setTimeout(done, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        done();
+      };
+    });
+  }
+}

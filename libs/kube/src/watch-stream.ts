@@ -1,0 +1,71 @@
+import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeObject } from './kube-object.js';
+import { kubeRequest } from './kube-request.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  readonly type: WatchEventType;
+  /** The object; for ERROR a metav1.Status; for BOOKMARK only apiVersion, kind and metadata.resourceVersion. */
+  readonly object: KubeObject;
+}
+
+/**
+ * One watch request: calls `onEvent` for each line of the stream and resolves when the server
+ * ends it (timeoutSeconds reached, apiserver shutting down). Rejects with an ApiException on a
+ * non-200 answer (with the Status text, which client-node's Watch discards), with an AbortError
+ * when `signal` fires, or with the network error. A throw from `onEvent` ends the stream with it.
+ *
+ * Why not client-node's Watch: it can only be aborted once the response headers arrived, its
+ * default 30 s inactivity timeout kills quiet but healthy watches (bookmarks come every ~60 s),
+ * and it drops unparsable lines silently.
+ */
+export async function streamWatch(
+  kc: KubeConfig,
+  path: string,
+  query: Readonly<Record<string, string | number | boolean | undefined>>,
+  signal: AbortSignal,
+  onEvent: (event: WatchEvent) => void,
+): Promise<void> {
+  const response = await kubeRequest(kc, { path, query: { ...query, watch: true }, signal });
+  if (response.status !== 200) {
+    throw new ApiException(response.status, `watch ${path}`, await response.body.text(), response.headers);
+  }
+  const stream = response.body.stream();
+  if (!stream) throw new Error(`watch ${path}: response has no body`);
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line) onEvent(parseEvent(line, path));
+      }
+    }
+    const rest = (buffered + decoder.decode()).trim();
+    if (rest) onEvent(parseEvent(rest, path));
+  } finally {
+    reader.releaseLock();
+    // Frees the connection when we stop early (callback threw); a no-op after a normal end.
+    await stream.cancel().catch(() => undefined);
+  }
+}
+
+function parseEvent(line: string, path: string): WatchEvent {
+  let event: WatchEvent;
+  try {
+    event = JSON.parse(line) as WatchEvent;
+  } catch {
+    throw new Error(`watch ${path}: unparsable line ${line.slice(0, 200)}`);
+  }
+  if (typeof event?.type !== 'string' || typeof event.object !== 'object' || event.object === null) {
+    throw new Error(`watch ${path}: malformed event ${line.slice(0, 200)}`);
+  }
+  return event;
+}

@@ -1,0 +1,2 @@
+import { projectConfig } from '../../vitest.shared.ts';
+export default projectConfig('e2e');
