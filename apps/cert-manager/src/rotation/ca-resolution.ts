@@ -1,0 +1,132 @@
+import {
+  type Cert,
+  type KeyPair,
+  describe,
+  formatDuration,
+  isValidAt,
+  keyMatches,
+  lifeMs,
+  parseBundle,
+  parseCertificate,
+  renewalTime,
+} from './certificate-facts.js';
+import { type WebhookBundle, webhooksMissing } from './observed-webhooks.js';
+import type { RotationConfig } from './rotation-config.js';
+import { type IssueFn, type RotationChange, type RotationInput, isFirstInstall } from './rotation-plan.js';
+import { CA_SECRET_KEYS } from './secret-layout.js';
+
+/** Which CA signs, which is staged, and what the CA Secret remembers, after this run's CA steps. */
+export interface CaResolution {
+  readonly signer: KeyPair;
+  /** Published beside the signer, not yet signing. */
+  readonly next?: KeyPair;
+  /** CAs that stopped signing in this run or lost their key; still valid, so a leaf may depend on them. */
+  readonly displaced: readonly Cert[];
+  /** The CA Secret's record of the published bundle; undefined when missing or unreadable. */
+  readonly recorded?: readonly Cert[];
+  readonly changes: readonly RotationChange[];
+  readonly waiting: readonly string[];
+}
+
+type Loaded = { readonly pair: KeyPair } | { readonly problem: string; readonly cert?: Cert };
+
+/**
+ * The CA steps of a run, in order: load the signer and the staged CA (a broken staged CA is
+ * discarded); replace an unusable signer (promote the staged CA, else generate one); promote a
+ * staged CA that every webhook already trusts; stage a new CA when the signer is due.
+ */
+export function resolveCa(input: RotationInput, webhooks: readonly WebhookBundle[], issue: IssueFn): CaResolution {
+  const { now, config } = input;
+  const data = input.caSecret?.data ?? {};
+  const changes: RotationChange[] = [];
+  const waiting: string[] = [];
+  const displaced: Cert[] = [];
+
+  const current = loadCa(data[CA_SECRET_KEYS.cert], data[CA_SECRET_KEYS.key], now, 'ca');
+  let next: KeyPair | undefined;
+  if (data[CA_SECRET_KEYS.nextCert] !== undefined || data[CA_SECRET_KEYS.nextKey] !== undefined) {
+    const staged = loadCa(data[CA_SECRET_KEYS.nextCert], data[CA_SECRET_KEYS.nextKey], now, 'ca-next');
+    if ('pair' in staged) next = staged.pair;
+    else changes.push({ reason: 'StagedCaDiscarded', message: `Discarded the staged CA: ${staged.problem}.` });
+  }
+  const stagedInInput = next;
+
+  let signer: KeyPair;
+  if ('pair' in current) {
+    signer = current.pair;
+  } else {
+    if (current.cert && isValidAt(current.cert, now)) displaced.push(current.cert);
+    if (next) {
+      signer = next;
+      next = undefined;
+      changes.push({
+        reason: 'SignerForced',
+        message: `The signing CA is unusable (${current.problem}); promoted the staged CA ${describe(signer.cert)} without waiting for the webhooks.`,
+      });
+    } else {
+      signer = generateCa(config, now, issue);
+      changes.push(
+        isFirstInstall(input)
+          ? { reason: 'CaCreated', message: `Generated CA ${describe(signer.cert)}.` }
+          : {
+              reason: 'CaRecovered',
+              message: `The CA Secret is unusable (${input.caSecret === undefined ? 'it is missing' : current.problem}); generated CA ${describe(signer.cert)}.`,
+            },
+      );
+    }
+  }
+
+  if (next && next === stagedInInput) {
+    const missing = webhooksMissing(webhooks, next.cert);
+    if (missing.length === 0) {
+      displaced.push(signer.cert);
+      changes.push({
+        reason: 'SignerSwitched',
+        message: `Every webhook trusts the staged CA ${describe(next.cert)}; it now signs leaves, and ${describe(signer.cert)} stays published until the injectors serve the new leaf.`,
+      });
+      signer = next;
+      next = undefined;
+    } else {
+      waiting.push(`Staged CA ${describe(next.cert)} is not yet in the caBundle of ${missing.join(', ')}; leaves stay signed by ${describe(signer.cert)}.`);
+    }
+  }
+
+  if (!next && now.getTime() >= renewalTime(signer.cert, config.renewBeforeFraction).getTime()) {
+    next = generateCa(config, now, issue);
+    changes.push({
+      reason: 'CaStaged',
+      message:
+        `CA ${describe(signer.cert)} has ${formatDuration(signer.cert.notAfter.getTime() - now.getTime())} of its ` +
+        `${formatDuration(lifeMs(signer.cert))} left; staged CA ${describe(next.cert)} beside it. Leaves stay signed by the old CA until every webhook trusts the new one.`,
+    });
+  }
+
+  const record = data[CA_SECRET_KEYS.bundle] === undefined ? undefined : parseBundle(data[CA_SECRET_KEYS.bundle]);
+  const recorded = record && record.unparseable === 0 && record.certs.length > 0 ? record.certs : undefined;
+  return { signer, next, displaced, recorded, changes, waiting };
+}
+
+function loadCa(certPem: string | undefined, keyPem: string | undefined, now: Date, prefix: 'ca' | 'ca-next'): Loaded {
+  if (certPem === undefined) return { problem: `${prefix}.crt is missing` };
+  const cert = parseCertificate(certPem);
+  if (!cert) return { problem: `${prefix}.crt does not parse` };
+  if (!cert.x509.ca) return { problem: `${prefix}.crt is not a CA certificate` };
+  if (now.getTime() >= cert.notAfter.getTime()) return { problem: `${prefix}.crt expired at ${cert.notAfter.toISOString()}`, cert };
+  if (now.getTime() < cert.notBefore.getTime()) return { problem: `${prefix}.crt is not valid before ${cert.notBefore.toISOString()}`, cert };
+  if (keyPem === undefined) return { problem: `${prefix}.key is missing`, cert };
+  if (!keyMatches(cert, keyPem)) return { problem: `${prefix}.key does not match ${prefix}.crt`, cert };
+  return { pair: { cert, key: keyPem } };
+}
+
+function generateCa(config: RotationConfig, now: Date, issue: IssueFn): KeyPair {
+  const issued = issue({
+    commonName: `${config.caCommonName}@${Math.floor(now.getTime() / 1000)}`,
+    usage: 'ca',
+    lifetimeMs: config.caLifetimeMs,
+    keyBits: config.keyBits,
+    now,
+  });
+  const cert = parseCertificate(issued.cert);
+  if (!cert) throw new Error('the issuer returned a CA certificate that does not parse');
+  return { cert, key: issued.key };
+}

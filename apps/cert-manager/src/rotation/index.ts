@@ -1,0 +1,6 @@
+export * from './rotation-config.js';
+export * from './secret-layout.js';
+export * from './rotation-plan.js';
+export { planRotation } from './rotation-planner.js';
+export * from './readiness.js';
+export * from './metrics-snapshot.js';

@@ -1,0 +1,51 @@
+import { describe, isValidAt, keyMatches, parseBundle, parseCertificate, signedBy } from './certificate-facts.js';
+import type { ObservedWebhook } from './rotation-plan.js';
+import { SERVING_SECRET_KEYS, type SecretState } from './secret-layout.js';
+
+/** A sensible `minValidityMs`: far below the renewal margin of a 90-day leaf, far above the recheck period. */
+export const DEFAULT_READY_MIN_VALIDITY_MS = 60 * 60_000;
+
+export interface ReadinessInput {
+  readonly now: Date;
+  readonly servingSecret?: SecretState;
+  readonly webhooks: readonly ObservedWebhook[];
+  /** The leaf must stay valid at least this much longer. */
+  readonly minValidityMs: number;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  /** Why not ready; empty when ready. */
+  readonly reasons: readonly string[];
+}
+
+/**
+ * Ready when the serving Secret holds a leaf that matches its key, stays valid for at least
+ * `minValidityMs`, and verifies against the caBundle of every managed webhook (through a CA that
+ * is itself valid now).
+ */
+export function readiness(input: ReadinessInput): Readiness {
+  const { now } = input;
+  if (!input.servingSecret) return notReady('the serving Secret is missing');
+  const leaf = parseCertificate(input.servingSecret.data[SERVING_SECRET_KEYS.cert]);
+  if (!leaf) return notReady('tls.crt is missing or does not parse');
+  if (leaf.x509.ca) return notReady('tls.crt holds a CA certificate');
+
+  const reasons: string[] = [];
+  if (!keyMatches(leaf, input.servingSecret.data[SERVING_SECRET_KEYS.key])) reasons.push('tls.key is missing or does not match tls.crt');
+  if (now.getTime() < leaf.notBefore.getTime()) reasons.push(`the leaf is not valid before ${leaf.notBefore.toISOString()}`);
+  const validUntil = now.getTime() + input.minValidityMs;
+  if (leaf.notAfter.getTime() < validUntil) {
+    reasons.push(`the leaf ${describe(leaf)} expires before ${new Date(validUntil).toISOString()}`);
+  }
+  for (const webhook of input.webhooks) {
+    const { certs } = parseBundle(webhook.caBundle);
+    if (certs.length === 0) reasons.push(`${webhook.name} has no caBundle`);
+    else if (!certs.some((ca) => isValidAt(ca, now) && signedBy(leaf, ca))) reasons.push(`the leaf does not verify against the caBundle of ${webhook.name}`);
+  }
+  return { ready: reasons.length === 0, reasons };
+}
+
+function notReady(reason: string): Readiness {
+  return { ready: false, reasons: [reason] };
+}
