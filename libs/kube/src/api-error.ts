@@ -77,8 +77,8 @@ export const isRetryable = (error: unknown): boolean => classifyApiError(error).
 export const describeApiError = (error: unknown): string => classifyApiError(error).message;
 
 /** An ApiException carrying a Status, for errors that arrive inside a watch stream rather than as a response. */
-export function apiExceptionFromStatus(status: KubeStatus): ApiException<string> {
-  return new ApiException(status.code ?? 500, status.message ?? 'watch error', JSON.stringify(status), {});
+export function apiExceptionFromStatus(status: KubeStatus, context = 'ERROR event in a watch stream'): ApiException<string> {
+  return new ApiException(status.code ?? 500, context, JSON.stringify(status), {});
 }
 
 function kindForCode(code: number): ApiErrorKind {

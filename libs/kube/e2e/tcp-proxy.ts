@@ -1,0 +1,80 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A loopback TCP proxy in front of the apiserver (TLS passes through untouched; the serving
+ * certificate is for 127.0.0.1 whatever the port). Lets a test cut one client off while the
+ * apiserver stays up for everybody else, or freeze its connections the way a half-open TCP
+ * connection behaves.
+ */
+export class TcpProxy {
+  private readonly sockets = new Set<Socket>();
+  private mode: 'open' | 'refuse' | 'freeze' = 'open';
+
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(target: { host: string; port: number }): Promise<TcpProxy> {
+    let proxy!: TcpProxy;
+    const server = createServer((client) => proxy.accept(client, target));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (!address || typeof address === 'string') throw new Error('proxy has no port');
+    proxy = new TcpProxy(server, address.port);
+    return proxy;
+  }
+
+  /** A copy of `kc` whose current cluster goes through this proxy. */
+  kubeConfig(kc: KubeConfig): KubeConfig {
+    const copy = new KubeConfig();
+    copy.loadFromString(kc.exportConfig());
+    const cluster = copy.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const url = new URL(cluster.server);
+    url.port = String(this.port);
+    copy.clusters = copy.clusters.map((c) => (c.name === cluster.name ? { ...c, server: url.toString().replace(/\/$/, '') } : c));
+    return copy;
+  }
+
+  /** Drops every connection and refuses new ones (resets them at once). */
+  cutOff(): void {
+    this.mode = 'refuse';
+    this.sockets.forEach((s) => s.destroy());
+  }
+
+  /** Keeps connections open but passes no more bytes, like a peer that vanished without a FIN. */
+  freeze(): void {
+    this.mode = 'freeze';
+  }
+
+  /** Back to normal for new connections (frozen ones stay frozen until closed). */
+  restore(): void {
+    this.mode = 'open';
+  }
+
+  async stop(): Promise<void> {
+    this.sockets.forEach((s) => s.destroy());
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket, target: { host: string; port: number }): void {
+    if (this.mode === 'refuse') return void client.destroy();
+    const upstream = connect(target.port, target.host);
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      this.sockets.add(from);
+      from.on('data', (chunk) => {
+        if (this.mode !== 'freeze') to.write(chunk);
+      });
+      from.on('close', () => {
+        this.sockets.delete(from);
+        to.destroy();
+      });
+      from.on('error', () => to.destroy());
+    }
+  }
+}
