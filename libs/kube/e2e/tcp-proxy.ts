@@ -17,13 +17,13 @@ export class TcpProxy {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<TcpProxy> {
-    let proxy!: TcpProxy;
-    const server = createServer((client) => proxy.accept(client, target));
+    const holder: { proxy?: TcpProxy } = {};
+    const server = createServer((client) => (holder.proxy ? holder.proxy.accept(client, target) : client.destroy()));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     if (!address || typeof address === 'string') throw new Error('proxy has no port');
-    proxy = new TcpProxy(server, address.port);
-    return proxy;
+    holder.proxy = new TcpProxy(server, address.port);
+    return holder.proxy;
   }
 
   /** A copy of `kc` whose current cluster goes through this proxy. */

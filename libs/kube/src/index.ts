@@ -1,5 +1,6 @@
 export * from './api-error.js';
 export * from './api-path.js';
+export * from './apply.js';
 export * from './backoff.js';
 export * from './kube-config.js';
 export * from './kube-object.js';
@@ -7,5 +8,6 @@ export * from './kube-request.js';
 export * from './list-pages.js';
 export * from './projection-store.js';
 export * from './reflector.js';
+export * from './resource-discovery.js';
 export * from './watch-stream.js';
 export * from './work-queue.js';

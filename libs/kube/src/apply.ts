@@ -1,0 +1,101 @@
+import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { classifyApiError } from './api-error.js';
+import type { KubeObject } from './kube-object.js';
+import { kubeJson } from './kube-request.js';
+import { objectPath, type ObjectRef } from './resource-discovery.js';
+
+export interface ApplyOptions {
+  /** Who owns the applied fields, e.g. `outrigger-rbac-syncer`. Keep it stable across versions. */
+  readonly fieldManager: string;
+  /** Take over fields another manager owns instead of failing with 409 Conflict. */
+  readonly force?: boolean;
+}
+
+/**
+ * Server-side apply: `obj` is the complete intent of `fieldManager` (fields it owned before and
+ * leaves out here are removed, fields of other managers are left alone). Idempotent: applying
+ * the same intent again changes nothing, not even the resourceVersion. Returns the live object.
+ */
+export async function applyObject<T extends KubeObject = KubeObject>(kc: KubeConfig, obj: KubeObject, options: ApplyOptions): Promise<T> {
+  const path = await objectPath(kc, refOf(obj));
+  return kubeJson<T>(kc, {
+    method: 'PATCH',
+    path,
+    query: { fieldManager: options.fieldManager, force: options.force ? true : undefined },
+    contentType: PatchStrategy.ServerSideApply,
+    body: obj, // JSON is YAML
+  });
+}
+
+/** One RFC 6902 operation. */
+export type JsonPatchOperation =
+  | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: unknown }
+  | { readonly op: 'remove'; readonly path: string }
+  | { readonly op: 'move' | 'copy'; readonly from: string; readonly path: string };
+
+export type GuardedPatchResult<T> =
+  | { readonly applied: true; readonly object: T }
+  /** The object changed since `resourceVersion` was read (or is gone): read it again and decide anew. */
+  | { readonly applied: false; readonly reason: 'conflict' | 'notFound'; readonly currentResourceVersion?: string };
+
+export interface GuardedPatchOptions {
+  readonly fieldManager?: string;
+}
+
+/**
+ * A JSON patch that applies only if the object is still at `resourceVersion`, so exactly the
+ * listed paths change and nothing else is overwritten (e.g. only a webhook's caBundle). A stale
+ * version is reported as `conflict`, not thrown.
+ */
+export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
+  kc: KubeConfig,
+  ref: ObjectRef,
+  resourceVersion: string,
+  operations: readonly JsonPatchOperation[],
+  options: GuardedPatchOptions = {},
+): Promise<GuardedPatchResult<T>> {
+  const path = await objectPath(kc, ref);
+  try {
+    const object = await kubeJson<T>(kc, {
+      method: 'PATCH',
+      path,
+      query: { fieldManager: options.fieldManager },
+      contentType: PatchStrategy.JsonPatch,
+      body: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...operations],
+    });
+    return { applied: true, object };
+  } catch (error) {
+    const { kind } = classifyApiError(error);
+    if (kind === 'notFound') return { applied: false, reason: 'notFound' };
+    // A failed `test` op is a bare 422 "the server rejected our request" (no detail), so tell it
+    // apart from a patch that is invalid in itself by looking at the current version.
+    if (kind !== 'invalid' && kind !== 'conflict') throw error;
+    const current = await readObject(kc, ref);
+    if (!current) return { applied: false, reason: 'notFound' };
+    const currentResourceVersion = current.metadata?.resourceVersion;
+    if (currentResourceVersion !== resourceVersion) return { applied: false, reason: 'conflict', currentResourceVersion };
+    throw error;
+  }
+}
+
+/** The object as raw JSON, or undefined when it does not exist. */
+export async function readObject<T extends KubeObject = KubeObject>(kc: KubeConfig, ref: ObjectRef): Promise<T | undefined> {
+  try {
+    return await kubeJson<T>(kc, { path: await objectPath(kc, ref) });
+  } catch (error) {
+    if (classifyApiError(error).kind === 'notFound') return undefined;
+    throw error;
+  }
+}
+
+/** RFC 6901: `~` becomes `~0` before `/` becomes `~1` (the other order corrupts `~1` in keys). */
+export function jsonPointer(...segments: ReadonlyArray<string | number>): string {
+  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+function refOf(obj: KubeObject): ObjectRef {
+  const { apiVersion, kind } = obj;
+  const name = obj.metadata?.name;
+  if (!apiVersion || !kind || !name) throw new Error('applyObject needs apiVersion, kind and metadata.name');
+  return { apiVersion, kind, name, namespace: obj.metadata?.namespace };
+}
