@@ -4,17 +4,30 @@ import { loadTextFixture } from '../testing/fixtures.js';
 import { parseProfiles } from './parse-profiles.js';
 import { XXL_JOB_PROFILE, XXL_JOB_PROFILE_YAML } from './xxl-job-profile.js';
 
-/** The reference profile file as plain data, to break one field at a time. */
-function reference(): { profiles: Record<string, unknown>[] } {
-  return YAML.parse(XXL_JOB_PROFILE_YAML) as { profiles: Record<string, unknown>[] };
+type Edit = (file: YAML.Document) => void;
+
+/** An edit of the reference file: set a value at a dotted path inside profiles[0]. */
+function set(path: string, value: unknown): Edit {
+  return (file) => file.setIn(['profiles', 0, ...steps(path)], value);
 }
 
-function profile(file: { profiles: Record<string, unknown>[] }, index = 0): Record<string, any> {
-  return file.profiles[index] as Record<string, any>;
+function remove(path: string): Edit {
+  return (file) => file.deleteIn(['profiles', 0, ...steps(path)]);
 }
 
-function errorFor(file: unknown): string {
-  const result = parseProfiles(typeof file === 'string' ? file : YAML.stringify(file));
+function steps(path: string): (string | number)[] {
+  return path.split('.').map((step) => (/^\d+$/.test(step) ? Number(step) : step));
+}
+
+/** The reference profiles file with some edits applied, as text. */
+function referenceWith(...edits: Edit[]): string {
+  const file = YAML.parseDocument(XXL_JOB_PROFILE_YAML);
+  for (const edit of edits) edit(file);
+  return file.toString();
+}
+
+function errorFor(text: string): string {
+  const result = parseProfiles(text);
   if (result.ok) throw new Error('expected the profiles file to be rejected');
   return result.error;
 }
@@ -41,9 +54,7 @@ describe('parseProfiles', () => {
   });
 
   it('defaults the binding to a ClusterRoleBinding named after the role', () => {
-    const file = reference();
-    delete profile(file)['rbac']['binding'];
-    const result = parseProfiles(YAML.stringify(file));
+    const result = parseProfiles(referenceWith(remove('rbac.binding')));
     expect(result.ok && result.value[0]?.rbac?.binding).toEqual({ kind: 'ClusterRoleBinding', name: 'xxl-agent-exec' });
   });
 
@@ -65,39 +76,37 @@ describe('parseProfiles', () => {
   });
 
   describe('rejects invalid files with a message naming the profile and field', () => {
-    const cases: [string, (file: { profiles: Record<string, unknown>[] }) => unknown, string][] = [
-      ['bad regex', (f) => (profile(f)['parameters'][1].pattern = '(unclosed'), 'profiles[0] (xxl-job).parameters[1].pattern: invalid regular expression (Unterminated group)'],
-      ['prefix without slash', (f) => (profile(f)['annotationPrefix'] = 'xxl-agent'), 'profiles[0] (xxl-job).annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
-      ['prefix with uppercase', (f) => (profile(f)['annotationPrefix'] = 'XXL/'), 'profiles[0] (xxl-job).annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
-      ['reserved prefix', (f) => (profile(f)['annotationPrefix'] = 'sidecar.kubernetes.io/'), 'profiles[0] (xxl-job).annotationPrefix: is reserved (Kubernetes prefixes and outrigger.dev/ cannot be used)'],
-      ['injector prefix', (f) => (profile(f)['annotationPrefix'] = 'outrigger.dev/'), 'profiles[0] (xxl-job).annotationPrefix: is reserved (Kubernetes prefixes and outrigger.dev/ cannot be used)'],
-      ['missing name', (f) => delete profile(f)['name'], 'profiles[0].name: is required'],
-      ['bad name', (f) => (profile(f)['name'] = 'XXL_job'), 'profiles[0] (XXL_job).name: must be a DNS label (lowercase letters, digits and "-", at most 63)'],
-      ['missing image', (f) => delete profile(f)['container'].image, 'profiles[0] (xxl-job).container.image: is required'],
-      ['typo field', (f) => (profile(f)['parameters'][0].requried = true), 'profiles[0] (xxl-job).parameters[0]: unknown field "requried"'],
-      ['reserved suffix', (f) => (profile(f)['parameters'][2].annotation = 'status'), 'profiles[0] (xxl-job).parameters[2].annotation: "enable" and "status" are reserved for every profile'],
-      ['bad suffix', (f) => (profile(f)['parameters'][2].annotation = 'job/name'), 'profiles[0] (xxl-job).parameters[2].annotation: must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix'],
-      ['bad env name', (f) => (profile(f)['parameters'][0].env = 'XXL JOB'), 'profiles[0] (xxl-job).parameters[0].env: must be an environment variable name like MY_VAR'],
-      ['unknown format', (f) => (profile(f)['parameters'][0].format = 'email'), 'profiles[0] (xxl-job).parameters[0].format: Invalid input: expected "url"'],
-      ['required with default', (f) => (profile(f)['parameters'][2].default = 'x'), 'profiles[0] (xxl-job).parameters[2].default: a required parameter cannot have a default'],
-      ['default against pattern', (f) => Object.assign(profile(f)['parameters'][2], { required: false, pattern: '[a-z]+', default: 'UPPER' }), "profiles[0] (xxl-job).parameters[2].default: does not match the parameter's own pattern"],
-      ['default not a url', (f) => Object.assign(profile(f)['parameters'][0], { required: false, default: 'xxl:8080' }), 'profiles[0] (xxl-job).parameters[0].default: is not an http(s) URL as the format requires'],
-      ['duplicate env', (f) => (profile(f)['fieldEnv'][1].env = 'XXL_JOB_ADDR'), 'profiles[0] (xxl-job).fieldEnv[1].env: duplicate env "XXL_JOB_ADDR"'],
-      ['duplicate parameter annotation', (f) => (profile(f)['parameters'][2].annotation = 'job-addr'), 'profiles[0] (xxl-job).parameters[2].annotation: duplicate annotation "job-addr"'],
-      ['bad field path', (f) => (profile(f)['fieldEnv'][0].fieldPath = 'spec.containers'), 'profiles[0] (xxl-job).fieldEnv[0].fieldPath: must be a downward API field such as metadata.name, metadata.namespace or status.podIP'],
-      ['bad quantity', (f) => (profile(f)['container'].resources.limits.memory = '128MB'), 'profiles[0] (xxl-job).container.resources.limits.memory: must be a Kubernetes quantity like 100m or 64Mi'],
-      ['bad port', (f) => (profile(f)['container'].ports[0].containerPort = 70000), 'profiles[0] (xxl-job).container.ports[0].containerPort: Too big: expected number to be <=65535'],
-      ['bad port name', (f) => (profile(f)['container'].ports[0].name = 'http-xxl-agent-port'), 'profiles[0] (xxl-job).container.ports[0].name: must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)'],
-      ['bad pull policy', (f) => (profile(f)['container'].imagePullPolicy = 'Sometimes'), 'profiles[0] (xxl-job).container.imagePullPolicy: Invalid option: expected one of "Always"|"IfNotPresent"|"Never"'],
-      ['nativeSidecar not a boolean', (f) => (profile(f)['nativeSidecar'] = 'yes'), 'profiles[0] (xxl-job).nativeSidecar: Invalid input: expected boolean, received string'],
-      ['bad binding kind', (f) => (profile(f)['rbac'].binding.kind = 'Binding'), 'profiles[0] (xxl-job).rbac.binding.kind: Invalid option: expected one of "ClusterRoleBinding"|"RoleBinding"'],
-      ['no rules', (f) => (profile(f)['rbac'].rules = []), 'profiles[0] (xxl-job).rbac.rules: must list at least one rule'],
-      ['non-resource URLs', (f) => (profile(f)['rbac'].rules[0].nonResourceURLs = ['/metrics']), 'profiles[0] (xxl-job).rbac.rules[0]: unknown field "nonResourceURLs"'],
+    const cases: [string, Edit | Edit[], string][] = [
+      ['bad regex', set('parameters.1.pattern', '(unclosed'), 'profiles[0] (xxl-job).parameters[1].pattern: invalid regular expression (Unterminated group)'],
+      ['prefix without slash', set('annotationPrefix', 'xxl-agent'), 'profiles[0] (xxl-job).annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
+      ['prefix with uppercase', set('annotationPrefix', 'XXL/'), 'profiles[0] (xxl-job).annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
+      ['reserved prefix', set('annotationPrefix', 'sidecar.kubernetes.io/'), 'profiles[0] (xxl-job).annotationPrefix: is reserved (Kubernetes prefixes and outrigger.dev/ cannot be used)'],
+      ['injector prefix', set('annotationPrefix', 'outrigger.dev/'), 'profiles[0] (xxl-job).annotationPrefix: is reserved (Kubernetes prefixes and outrigger.dev/ cannot be used)'],
+      ['missing name', remove('name'), 'profiles[0].name: is required'],
+      ['bad name', set('name', 'XXL_job'), 'profiles[0] (XXL_job).name: must be a DNS label (lowercase letters, digits and "-", at most 63)'],
+      ['missing image', remove('container.image'), 'profiles[0] (xxl-job).container.image: is required'],
+      ['typo field', set('parameters.0.requried', true), 'profiles[0] (xxl-job).parameters[0]: unknown field "requried"'],
+      ['reserved suffix', set('parameters.2.annotation', 'status'), 'profiles[0] (xxl-job).parameters[2].annotation: "enable" and "status" are reserved for every profile'],
+      ['bad suffix', set('parameters.2.annotation', 'job/name'), 'profiles[0] (xxl-job).parameters[2].annotation: must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix'],
+      ['bad env name', set('parameters.0.env', 'XXL JOB'), 'profiles[0] (xxl-job).parameters[0].env: must be an environment variable name like MY_VAR'],
+      ['unknown format', set('parameters.0.format', 'email'), 'profiles[0] (xxl-job).parameters[0].format: Invalid input: expected "url"'],
+      ['required with default', set('parameters.2.default', 'x'), 'profiles[0] (xxl-job).parameters[2].default: a required parameter cannot have a default'],
+      ['default against pattern', [set('parameters.2.required', false), set('parameters.2.pattern', '[a-z]+'), set('parameters.2.default', 'UPPER')], "profiles[0] (xxl-job).parameters[2].default: does not match the parameter's own pattern"],
+      ['default not a url', [set('parameters.0.required', false), set('parameters.0.default', 'xxl:8080')], 'profiles[0] (xxl-job).parameters[0].default: is not an http(s) URL as the format requires'],
+      ['duplicate env', set('fieldEnv.1.env', 'XXL_JOB_ADDR'), 'profiles[0] (xxl-job).fieldEnv[1].env: duplicate env "XXL_JOB_ADDR"'],
+      ['duplicate parameter annotation', set('parameters.2.annotation', 'job-addr'), 'profiles[0] (xxl-job).parameters[2].annotation: duplicate annotation "job-addr"'],
+      ['bad field path', set('fieldEnv.0.fieldPath', 'spec.containers'), 'profiles[0] (xxl-job).fieldEnv[0].fieldPath: must be a downward API field such as metadata.name, metadata.namespace or status.podIP'],
+      ['bad quantity', set('container.resources.limits.memory', '128MB'), 'profiles[0] (xxl-job).container.resources.limits.memory: must be a Kubernetes quantity like 100m or 64Mi'],
+      ['bad port', set('container.ports.0.containerPort', 70000), 'profiles[0] (xxl-job).container.ports[0].containerPort: Too big: expected number to be <=65535'],
+      ['bad port name', set('container.ports.0.name', 'http-xxl-agent-port'), 'profiles[0] (xxl-job).container.ports[0].name: must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)'],
+      ['bad pull policy', set('container.imagePullPolicy', 'Sometimes'), 'profiles[0] (xxl-job).container.imagePullPolicy: Invalid option: expected one of "Always"|"IfNotPresent"|"Never"'],
+      ['nativeSidecar not a boolean', set('nativeSidecar', 'yes'), 'profiles[0] (xxl-job).nativeSidecar: Invalid input: expected boolean, received string'],
+      ['bad binding kind', set('rbac.binding.kind', 'Binding'), 'profiles[0] (xxl-job).rbac.binding.kind: Invalid option: expected one of "ClusterRoleBinding"|"RoleBinding"'],
+      ['no rules', set('rbac.rules', []), 'profiles[0] (xxl-job).rbac.rules: must list at least one rule'],
+      ['non-resource URLs', set('rbac.rules.0.nonResourceURLs', ['/metrics']), 'profiles[0] (xxl-job).rbac.rules[0]: unknown field "nonResourceURLs"'],
     ];
-    it.each(cases)('%s', (_name, breakIt, message) => {
-      const file = reference();
-      breakIt(file);
-      expect(errorFor(file)).toBe(message);
+    it.each(cases)('%s', (_name, edits, message) => {
+      expect(errorFor(referenceWith(...[edits].flat()))).toBe(message);
     });
   });
 
@@ -111,44 +120,46 @@ describe('parseProfiles', () => {
       ['bind', { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'] }, `verbs[0]: verb "bind" is not allowed: it lets the agent grant or assume permissions, and ${why}`],
       ['impersonate', { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }, `verbs[0]: verb "impersonate" is not allowed: it lets the agent grant or assume permissions, and ${why}`],
     ])('%s', (_name, rule, message) => {
-      const file = reference();
-      profile(file)['rbac'].rules.push(rule);
-      expect(errorFor(file)).toBe(`profiles[0] (xxl-job).rbac.rules[2].${message}`);
+      const text = referenceWith((file) => file.addIn(['profiles', 0, 'rbac', 'rules'], rule));
+      expect(errorFor(text)).toBe(`profiles[0] (xxl-job).rbac.rules[2].${message}`);
     });
   });
 
   describe('rejects duplicates across profiles', () => {
-    function twoProfiles(change: (second: Record<string, any>) => void): unknown {
-      const file = reference();
-      const second = structuredClone(profile(file));
-      Object.assign(second, { name: 'second', annotationPrefix: 'second.example.com/' });
-      second['container'].name = 'second-agent';
-      second['rbac'].clusterRole = 'second-role';
-      second['rbac'].binding.name = 'second-role';
-      change(second);
-      file.profiles.push(second);
-      return file;
+    /** The reference file with a renamed copy of its profile as profiles[1], then `change` applied to that copy. */
+    function twoProfiles(change: Record<string, unknown>): string {
+      const file = YAML.parseDocument(XXL_JOB_PROFILE_YAML);
+      const second = (file.getIn(['profiles', 0]) as YAML.YAMLMap).clone();
+      file.addIn(['profiles'], second);
+      const renamed: Record<string, unknown> = {
+        name: 'second',
+        annotationPrefix: 'second.example.com/',
+        'container.name': 'second-agent',
+        'rbac.clusterRole': 'second-role',
+        'rbac.binding.name': 'second-role',
+        ...change,
+      };
+      for (const [path, value] of Object.entries(renamed)) file.setIn(['profiles', 1, ...steps(path)], value);
+      return file.toString();
     }
 
     it('accepts two distinct profiles', () => {
-      expect(parseProfiles(YAML.stringify(twoProfiles(() => undefined))).ok).toBe(true);
+      expect(parseProfiles(twoProfiles({})).ok).toBe(true);
     });
 
-    it.each<[string, (second: Record<string, any>) => void, string]>([
-      ['name', (s) => (s['name'] = 'xxl-job'), 'profiles[1] (xxl-job).name: duplicate profile name "xxl-job"'],
-      ['prefix', (s) => (s['annotationPrefix'] = 'xxl-agent/'), 'profiles[1] (second).annotationPrefix: duplicate annotation prefix "xxl-agent/"'],
-      ['container', (s) => (s['container'].name = 'xxl-agent'), 'profiles[1] (second).container.name: duplicate container name "xxl-agent"'],
-      ['cluster role', (s) => (s['rbac'].clusterRole = 'xxl-agent-exec'), 'profiles[1] (second).rbac.clusterRole: duplicate ClusterRole "xxl-agent-exec"'],
+    it.each<[string, Record<string, unknown>, string]>([
+      ['name', { name: 'xxl-job' }, 'profiles[1] (xxl-job).name: duplicate profile name "xxl-job"'],
+      ['prefix', { annotationPrefix: 'xxl-agent/' }, 'profiles[1] (second).annotationPrefix: duplicate annotation prefix "xxl-agent/"'],
+      ['container', { 'container.name': 'xxl-agent' }, 'profiles[1] (second).container.name: duplicate container name "xxl-agent"'],
+      ['cluster role', { 'rbac.clusterRole': 'xxl-agent-exec' }, 'profiles[1] (second).rbac.clusterRole: duplicate ClusterRole "xxl-agent-exec"'],
     ])('%s', (_name, change, message) => {
       expect(errorFor(twoProfiles(change))).toBe(message);
     });
   });
 
   it('reports every problem, one per line', () => {
-    const file = reference();
-    profile(file)['parameters'][1].pattern = '(';
-    profile(file)['container'].image = '';
-    expect(errorFor(file).split('\n')).toEqual([
+    const text = referenceWith(set('parameters.1.pattern', '('), set('container.image', ''));
+    expect(errorFor(text).split('\n')).toEqual([
       'profiles[0] (xxl-job).container.image: must be a non-empty image reference without spaces',
       'profiles[0] (xxl-job).parameters[1].pattern: invalid regular expression (Unterminated group)',
     ]);

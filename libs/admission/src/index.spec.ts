@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import * as admission from './index.js';
+import { loadTextFixture } from './testing/fixtures.js';
+
+describe('public API', () => {
+  it('takes a raw request body to a reply, as the webhook app will', () => {
+    const body = admission.parseJsonBody(Buffer.from(loadTextFixture('reviews/v1-pod-opted-in.json')));
+    if (!body.ok) throw new Error(body.error);
+    const review = admission.parseAdmissionReview(body.value);
+    if (!review.ok) throw new Error(review.error);
+    const profiles = admission.parseProfiles(admission.XXL_JOB_PROFILE_YAML);
+    if (!profiles.ok) throw new Error(profiles.error);
+    const extension = admission.sidecarExtension({
+      profiles: profiles.value,
+      injectorVersion: '1.2.3',
+      protectedNamespaces: admission.protectedNamespacesFor('outrigger-system'),
+    });
+    const outcome = admission.reviewResponse(review.value, [extension]);
+    const wire = JSON.parse(JSON.stringify(outcome.reply)) as typeof outcome.reply;
+    expect(wire.response.uid).toBe(review.value.request.uid);
+    expect(wire.response.auditAnnotations).toEqual({ [admission.AUDIT_DECISION_KEY]: admission.DECISION_INJECTED });
+    const patched = admission.applyPatchCopy(review.value.request.object ?? {}, admission.decodePatch(wire.response.patch ?? ''));
+    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': admission.statusValue(admission.XXL_JOB_PROFILE, '1.2.3') } });
+  });
+
+  it('exports what the webhook app, the RBAC syncer and the CLI need', () => {
+    const names = [
+      'parseJsonBody',
+      'parseAdmissionReview',
+      'allowedResponse',
+      'deniedResponse',
+      'reviewResponse',
+      'mutatePod',
+      'computePatch',
+      'assertOwnedOps',
+      'sidecarExtension',
+      'parseProfiles',
+      'loadProfilesFile',
+      'loadProfilesOrDefault',
+      'profileHash',
+      'buildMutatingWebhookConfiguration',
+      'injectManifests',
+      'optInAnnotationKeys',
+      'protectedNamespacesFor',
+    ] as const;
+    for (const name of names) expect(typeof admission[name]).toBe('function');
+    expect(admission.SYSTEM_NAMESPACES).toEqual(['kube-system', 'kube-public', 'kube-node-lease']);
+    expect(admission.INJECTION_LABEL_KEY).toBe('outrigger.dev/injection');
+  });
+});
