@@ -4,6 +4,8 @@ export * from './apply.js';
 export * from './backoff.js';
 export * from './kube-config.js';
 export * from './kube-object.js';
+export * from './leader-election.js';
+export * from './lease-decision.js';
 export * from './kube-request.js';
 export * from './list-pages.js';
 export * from './projection-store.js';
