@@ -183,6 +183,41 @@ describe('injectManifests', () => {
     expect(initContainers[0]).toMatchObject({ name: 'trace-agent', restartPolicy: 'Always' });
   });
 
+  it('refuses to edit through a YAML alias instead of changing the anchored node too', () => {
+    const text = [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: web',
+      '  annotations: &agent',
+      '    xxl-agent/enable: "true"',
+      '    xxl-agent/job-addr: http://xxl:8080',
+      '    xxl-agent/target-container: web',
+      '    xxl-agent/job-name: job',
+      'spec:',
+      '  template:',
+      '    metadata:',
+      '      annotations: *agent',
+      '    spec:',
+      '      containers: [{ name: web, image: web:1 }]',
+      '',
+    ].join('\n');
+    const result = injectManifests(text, OPTIONS);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/^document 0 \(Deployment web\): cannot edit this YAML in place \(/);
+  });
+
+  it('reports an alias bomb instead of expanding it', () => {
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]'];
+    for (let level = 1; level < 8; level += 1) {
+      const previous = String.fromCharCode(96 + level);
+      levels.push(`${String.fromCharCode(97 + level)}: &${String.fromCharCode(97 + level)} [${Array(10).fill(`*${previous}`).join(',')}]`);
+    }
+    const result = injectManifests(`kind: ConfigMap\n${levels.join('\n')}\n`, OPTIONS);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/^document 0: cannot be read \(/);
+  });
+
   it('keeps text without documents as it is', () => {
     expect(inject('# nothing here\n').yaml).toBe('# nothing here\n');
     expect(inject('').yaml).toBe('');

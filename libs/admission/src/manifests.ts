@@ -49,7 +49,13 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
     if (document.errors.length > 0) {
       return err(`document ${index}: is not valid YAML (${document.errors[0]?.message.split('\n')[0] ?? 'parse error'})`);
     }
-    const outcome = injectDocument(document, index, extension, options.defaultNamespace ?? 'default');
+    let outcome: Result<DocumentInjection>;
+    try {
+      outcome = injectDocument(document, index, extension, options.defaultNamespace ?? 'default');
+    } catch (error) {
+      // toJS refuses alias bombs and similar; report them instead of throwing at the CLI.
+      return err(`document ${index}: cannot be read (${describeError(error)})`);
+    }
     if (!outcome.ok) return outcome;
     outcomes.push(outcome.value.outcome);
     warnings.push(...outcome.value.warnings.map((warning) => `${label(outcome.value.outcome)}: ${warning}`));
@@ -89,10 +95,15 @@ function injectDocument(
   if (mutation.outcome === 'denied') return err(`${where}: ${mutation.message}`);
   if (mutation.failure) return err(`${where}: internal error: ${describeError(mutation.failure.error)}`);
 
-  for (const op of mutation.patch) {
-    // The extension's ownership guard already limited ops to owned adds and replaces.
-    if (op.op !== 'add' && op.op !== 'replace') return err(`${where}: unexpected ${op.op} operation`);
-    document.setIn([...templatePath, ...pointerTokens(op.path)], document.createNode(op.value));
+  try {
+    for (const op of mutation.patch) {
+      // The extension's ownership guard already limited ops to owned adds and replaces.
+      if (op.op !== 'add' && op.op !== 'replace') return err(`${where}: unexpected ${op.op} operation`);
+      document.setIn([...templatePath, ...pointerTokens(op.path)], document.createNode(op.value));
+    }
+  } catch (error) {
+    // e.g. annotations given as a YAML alias: editing it in place would change its anchor too.
+    return err(`${where}: cannot edit this YAML in place (${describeError(error)})`);
   }
   const written = valueAtPath(document.toJS({ maxAliasCount: 100 }) as JsonObject, templatePath);
   const expected = templatePath.length === 0 ? mutation.pod : withoutTypeMeta(mutation.pod);
