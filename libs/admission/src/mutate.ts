@@ -67,7 +67,7 @@ export function mutatePod(original: JsonObject, ctx: AdmissionContext, extension
     return {
       outcome: 'allowed',
       patch,
-      pod: patch.length > 0 ? pod : cloneJson(original),
+      pod,
       warnings: collectWarnings(reports),
       decision: decide(reports),
       reports,
