@@ -104,6 +104,30 @@ describe('LeaderElector', () => {
     }
   });
 
+  it('a leader whose connection hangs gives up, and rejoins as follower when it comes back', async () => {
+    const namespace = await createTestNamespace(kc, 'le-hang');
+    const url = new URL(cp.server);
+    const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
+    try {
+      const log: string[] = [];
+      const seenByA: string[] = [];
+      const a = candidate(proxy.kubeConfig(kc), namespace, 'a', log, { onNewLeader: (id) => seenByA.push(id) }).start();
+      await waitFor('a to lead', () => a.isLeader());
+      const b = candidate(kc, namespace, 'b', log).start();
+      await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
+      proxy.freeze(); // requests are sent into the void and never answered
+      await waitFor('b to lead', () => b.isLeader());
+      expect(log).toEqual(['a started', 'a stopped', 'b started']);
+      proxy.restore();
+      // Request timeouts keep a's loop alive: it reads the lease again and defers to b.
+      await waitFor('a to see b', () => seenByA.includes('b'));
+      expect(a.isLeader()).toBe(false);
+      expect(log).toEqual(['a started', 'a stopped', 'b started']);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
   it('refuses timings that could produce two leaders', () => {
     expect(() => new LeaderElector(kc, { namespace: 'x', name: 'y', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/renewDeadline/);
   });

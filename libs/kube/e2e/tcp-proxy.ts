@@ -9,6 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
  */
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
+  /** Connections that pass no bytes any more, for good (a TLS stream with a gap could never resume). */
+  private readonly frozen = new WeakSet<Socket>();
   private mode: 'open' | 'refuse' | 'freeze' = 'open';
 
   private constructor(
@@ -47,6 +49,7 @@ export class TcpProxy {
   /** Keeps connections open but passes no more bytes, like a peer that vanished without a FIN. */
   freeze(): void {
     this.mode = 'freeze';
+    this.sockets.forEach((s) => this.frozen.add(s));
   }
 
   /** Back to normal for new connections (frozen ones stay frozen until closed). */
@@ -62,13 +65,14 @@ export class TcpProxy {
   private accept(client: Socket, target: { host: string; port: number }): void {
     if (this.mode === 'refuse') return void client.destroy();
     const upstream = connect(target.port, target.host);
+    if (this.mode === 'freeze') [client, upstream].forEach((s) => this.frozen.add(s));
     for (const [from, to] of [
       [client, upstream],
       [upstream, client],
     ] as const) {
       this.sockets.add(from);
       from.on('data', (chunk) => {
-        if (this.mode !== 'freeze') to.write(chunk);
+        if (!this.frozen.has(from)) to.write(chunk);
       });
       from.on('close', () => {
         this.sockets.delete(from);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { describeApiError } from './api-error.js';
+import { withRequestTimeout } from './request-timeout.js';
 
 /** The object an event is about. Cluster-scoped objects have no namespace; their events go to `default`. */
 export interface InvolvedObject {
@@ -24,6 +25,8 @@ export interface EventRecorderOptions {
 
 // The apiserver limits messages; keep the start, which says what happened.
 const MAX_MESSAGE = 1_024;
+// Best effort: never let a reconcile wait long on an event.
+const RECORD_TIMEOUT = withRequestTimeout(10_000);
 
 /**
  * Records core/v1 Events (what `kubectl describe` and `kubectl get events` show) about objects.
@@ -69,7 +72,7 @@ export class EventRecorder {
           reportingComponent: this.options.component,
           reportingInstance: this.options.instance,
         },
-      });
+      }, RECORD_TIMEOUT);
     } catch (error) {
       try {
         this.options.logger?.(`could not record ${type} event ${reason} on ${object.kind} ${namespace}/${object.name}: ${describeApiError(error)}`, error);

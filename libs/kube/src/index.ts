@@ -12,6 +12,7 @@ export * from './kube-request.js';
 export * from './list-pages.js';
 export * from './projection-store.js';
 export * from './reflector.js';
+export * from './request-timeout.js';
 export * from './resource-discovery.js';
 export * from './watch-stream.js';
 export * from './work-queue.js';

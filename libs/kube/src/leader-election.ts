@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { classifyApiError, type ApiErrorInfo } from './api-error.js';
+import { withRequestTimeout } from './request-timeout.js';
 import { leaseDecision } from './lease-decision.js';
 
 export interface LeaderElectionOptions {
@@ -39,6 +40,8 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  /** A request hanging on a dead connection must not stall the loop past the renew deadline. */
+  private readonly callOptions: ReturnType<typeof withRequestTimeout>;
   private leading = false;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -57,6 +60,7 @@ export class LeaderElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    this.callOptions = withRequestTimeout(this.renewDeadlineMs);
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
     if (this.retryPeriodMs >= this.renewDeadlineMs) throw new Error('retryPeriod must be shorter than renewDeadline');
   }
@@ -106,11 +110,11 @@ export class LeaderElector {
     try {
       let lease: V1Lease;
       try {
-        lease = await this.api.readNamespacedLease({ namespace, name });
+        lease = await this.api.readNamespacedLease({ namespace, name }, this.callOptions);
       } catch (error) {
         if (classifyApiError(error).kind !== 'notFound') throw error;
         const spec = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now(), renewTime: now(), leaseTransitions: 0 };
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec } });
+        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec } }, this.callOptions);
         this.noteHolder(this.identity);
         return true;
       }
@@ -131,7 +135,7 @@ export class LeaderElector {
         },
       };
       // resourceVersion in metadata makes this a compare-and-swap: 409 if anybody wrote in between.
-      await this.api.replaceNamespacedLease({ namespace, name, body });
+      await this.api.replaceNamespacedLease({ namespace, name, body }, this.callOptions);
       this.noteHolder(this.identity);
       return true;
     } catch (error) {
@@ -146,10 +150,10 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const { namespace, name } = this.options;
     try {
-      const lease = await this.api.readNamespacedLease({ namespace, name });
+      const lease = await this.api.readNamespacedLease({ namespace, name }, this.callOptions);
       if (lease.spec?.holderIdentity !== this.identity) return;
       const spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new V1MicroTime() };
-      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec } });
+      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec } }, this.callOptions);
     } catch (error) {
       this.safely(() => this.options.onError?.(error, classifyApiError(error)));
     }
