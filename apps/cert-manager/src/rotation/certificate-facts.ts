@@ -1,4 +1,4 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { splitPemBundle, verifiesAgainst } from '@outrigger/pki';
 
@@ -18,23 +18,44 @@ export interface KeyPair {
   readonly key: string;
 }
 
+/**
+ * Parsing and signature checks dominate a run and see the same few certificates every minute, so
+ * their results are memoised (they depend only on the PEM text). Bounded: cleared when full.
+ */
+class Memo<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly limit: number) {}
+  get(key: string, compute: () => V): V {
+    if (this.entries.has(key)) return this.entries.get(key) as V;
+    const value = compute();
+    if (this.entries.size >= this.limit) this.entries.clear();
+    this.entries.set(key, value);
+    return value;
+  }
+}
+
+const parsed = new Memo<Cert | undefined>(512);
+const verdicts = new Memo<boolean>(2048);
+
 /** The first certificate of `pem`, or undefined when there is none or it does not parse. */
 export function parseCertificate(pem: string | undefined): Cert | undefined {
   const first = pem === undefined ? undefined : splitPemBundle(pem)[0];
   if (first === undefined) return undefined;
-  try {
-    const x509 = new X509Certificate(first);
-    return {
-      pem: x509.toString(),
-      x509,
-      fingerprint: x509.fingerprint256,
-      subject: x509.subject.replace(/\n/g, ', '),
-      notBefore: new Date(x509.validFrom),
-      notAfter: new Date(x509.validTo),
-    };
-  } catch {
-    return undefined;
-  }
+  return parsed.get(first.replace(/\r\n/g, '\n'), () => {
+    try {
+      const x509 = new X509Certificate(first);
+      return {
+        pem: x509.toString(),
+        x509,
+        fingerprint: x509.fingerprint256,
+        subject: x509.subject.replace(/\n/g, ', '),
+        notBefore: new Date(x509.validFrom),
+        notAfter: new Date(x509.validTo),
+      };
+    } catch {
+      return undefined;
+    }
+  });
 }
 
 /** Every certificate of a PEM bundle that parses; `unparseable` counts the others. */
@@ -57,11 +78,13 @@ export function uniqueByFingerprint(certs: readonly Cert[]): Cert[] {
 
 export function keyMatches(cert: Cert, keyPem: string | undefined): boolean {
   if (keyPem === undefined) return false;
-  try {
-    return cert.x509.checkPrivateKey(createPrivateKey(keyPem));
-  } catch {
-    return false;
-  }
+  return verdicts.get(`key ${cert.fingerprint} ${createHash('sha256').update(keyPem).digest('hex')}`, () => {
+    try {
+      return cert.x509.checkPrivateKey(createPrivateKey(keyPem));
+    } catch {
+      return false;
+    }
+  });
 }
 
 export function isValidAt(cert: Cert, now: Date): boolean {
@@ -79,7 +102,7 @@ export function renewalTime(cert: Cert, fraction: number): Date {
 
 /** True when `ca` issued and signed `leaf` (validity times are checked separately). */
 export function signedBy(leaf: Cert, ca: Cert): boolean {
-  return verifiesAgainst(leaf.pem, ca.pem);
+  return verdicts.get(`sig ${leaf.fingerprint} ${ca.fingerprint}`, () => verifiesAgainst(leaf.pem, ca.pem));
 }
 
 /** True when the bundle holds a certificate with this fingerprint. */

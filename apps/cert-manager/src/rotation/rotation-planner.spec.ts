@@ -329,6 +329,12 @@ describe('planRotation: recovery', () => {
     expect(bundleFingerprints(p.desired.caBundle)).toContain(fingerprint(caCert(installed)));
   });
 
+  it('takes the old CA from the serving Secret even when no webhook holds it any more', () => {
+    const p = plan({ ...installed, caSecret: undefined, webhooks: [{ name: WEBHOOKS[0] }, { name: WEBHOOKS[1], caBundle: 'garbage' }] }, after(HOUR));
+    expect(bundleFingerprints(p.desired.caBundle)).toContain(fingerprint(caCert(installed)));
+    expect(p.desired.servingSecret.data['tls.crt']).toBe(leafCert(installed));
+  });
+
   it('keeps a CA whose key was lost but whose certificate still verifies the leaf', () => {
     const ca = defined(installed.caSecret);
     const p = plan({ ...installed, caSecret: { data: { ...ca.data, 'ca.key': 'lost', 'ca-bundle.crt': 'garbage' } } }, after(HOUR));
