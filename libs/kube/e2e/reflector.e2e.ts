@@ -94,6 +94,27 @@ describe('Reflector', () => {
     expect(events.slice(2)).toEqual([`add ${namespace}/cache cache`, `delete ${namespace}/db`]);
   });
 
+  it('watches across namespaces and cluster-scoped resources (keys without namespace)', async () => {
+    const [one, two] = [await createTestNamespace(kc, 'refl-wide'), await createTestNamespace(kc, 'refl-wide')];
+    const run = `run-${Date.now()}`;
+    await core.createNamespacedPod({ namespace: one, body: pod('p', { run }) });
+    const { reflector } = podReflector(kc, one, { path: resourcePath({ apiVersion: 'v1', resource: 'pods' }), labelSelector: `run=${run}` });
+    cleanup.push(() => reflector.stop());
+    await reflector.start().whenSynced();
+    await core.createNamespacedPod({ namespace: two, body: pod('p', { run }) });
+    await waitFor('the pod in the second namespace', () => reflector.get(`${two}/p`));
+    expect(reflector.keys().sort()).toEqual([`${one}/p`, `${two}/p`].sort());
+
+    const namespaces = new Reflector<string>(kc, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
+      fieldSelector: `metadata.name=${two}`,
+      project: (ns) => (ns.status as { phase?: string } | undefined)?.phase,
+    });
+    cleanup.push(() => namespaces.stop());
+    await namespaces.start().whenSynced();
+    expect(namespaces.entries()).toEqual([[two, 'Active']]);
+  });
+
   it('receives bookmarks, which advance its resourceVersion while its own objects are quiet', async () => {
     const namespace = await createTestNamespace(kc, 'refl-bookmark');
     const elsewhere = await createTestNamespace(kc, 'refl-elsewhere');

@@ -1,4 +1,5 @@
 import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { withRequestTimeout } from './request-timeout.js';
 
 /** One thing a component needs to be allowed to do. `group` is '' for the core API group. */
 export interface RequiredPermission {
@@ -18,22 +19,11 @@ export interface RequiredPermission {
  */
 export async function missingPermissions(kc: KubeConfig, required: readonly RequiredPermission[]): Promise<RequiredPermission[]> {
   const api = kc.makeApiClient(AuthorizationV1Api);
+  const timeout = withRequestTimeout(30_000);
   const allowed = await Promise.all(
-    required.map(async (p) => {
-      const review = await api.createSelfSubjectAccessReview({
-        body: {
-          spec: {
-            resourceAttributes: {
-              verb: p.verb,
-              group: p.group,
-              resource: p.resource,
-              subresource: p.subresource,
-              namespace: p.namespace,
-              name: p.name,
-            },
-          },
-        },
-      });
+    required.map(async ({ verb, group, resource, subresource, namespace, name }) => {
+      const spec = { resourceAttributes: { verb, group, resource, subresource, namespace, name } };
+      const review = await api.createSelfSubjectAccessReview({ body: { spec } }, timeout);
       return review.status?.allowed === true;
     }),
   );

@@ -9,7 +9,11 @@ export interface ApplyOptions {
   readonly fieldManager: string;
   /** Take over fields another manager owns instead of failing with 409 Conflict. */
   readonly force?: boolean;
+  /** Per request; 30 s by default. */
+  readonly timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * Server-side apply: `obj` is the complete intent of `fieldManager` (fields it owned before and
@@ -21,6 +25,7 @@ export async function applyObject<T extends KubeObject = KubeObject>(kc: KubeCon
   return kubeJson<T>(kc, {
     method: 'PATCH',
     path,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     query: { fieldManager: options.fieldManager, force: options.force ? true : undefined },
     contentType: PatchStrategy.ServerSideApply,
     body: obj, // JSON is YAML
@@ -40,6 +45,8 @@ export type GuardedPatchResult<T> =
 
 export interface GuardedPatchOptions {
   readonly fieldManager?: string;
+  /** Per request; 30 s by default. */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -59,6 +66,7 @@ export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
     const object = await kubeJson<T>(kc, {
       method: 'PATCH',
       path,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       query: { fieldManager: options.fieldManager },
       contentType: PatchStrategy.JsonPatch,
       body: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...operations],
@@ -70,7 +78,7 @@ export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
     // A failed `test` op is a bare 422 "the server rejected our request" (no detail), so tell it
     // apart from a patch that is invalid in itself by looking at the current version.
     if (kind !== 'invalid' && kind !== 'conflict') throw error;
-    const current = await readObject(kc, ref);
+    const current = await readObject(kc, ref, options);
     if (!current) return { applied: false, reason: 'notFound' };
     const currentResourceVersion = current.metadata?.resourceVersion;
     if (currentResourceVersion !== resourceVersion) return { applied: false, reason: 'conflict', currentResourceVersion };
@@ -79,9 +87,13 @@ export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
 }
 
 /** The object as raw JSON, or undefined when it does not exist. */
-export async function readObject<T extends KubeObject = KubeObject>(kc: KubeConfig, ref: ObjectRef): Promise<T | undefined> {
+export async function readObject<T extends KubeObject = KubeObject>(
+  kc: KubeConfig,
+  ref: ObjectRef,
+  options: { readonly timeoutMs?: number } = {},
+): Promise<T | undefined> {
   try {
-    return await kubeJson<T>(kc, { path: await objectPath(kc, ref) });
+    return await kubeJson<T>(kc, { path: await objectPath(kc, ref), timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
   } catch (error) {
     if (classifyApiError(error).kind === 'notFound') return undefined;
     throw error;

@@ -9,6 +9,8 @@ export interface KubeRequest {
   readonly body?: unknown;
   readonly contentType?: string;
   readonly signal?: AbortSignal;
+  /** Abort if the whole request (headers and body) takes longer; none by default (watches). */
+  readonly timeoutMs?: number;
 }
 
 export interface KubeResponse {
@@ -37,7 +39,8 @@ export async function kubeRequest(kc: KubeConfig, request: KubeRequest): Promise
     ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
     ctx.setBody(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
   }
-  if (request.signal) ctx.setSignal(request.signal);
+  const signals = [request.signal, request.timeoutMs ? AbortSignal.timeout(request.timeoutMs) : undefined].filter((s) => s !== undefined);
+  if (signals.length > 0) ctx.setSignal(signals.length === 1 ? signals[0] : AbortSignal.any(signals));
   await kc.applySecurityAuthentication(ctx);
   const response = await http.send(ctx).toPromise();
   return { status: response.httpStatusCode, headers: response.headers, body: response.body };

@@ -22,7 +22,7 @@ export async function discoverResource(kc: KubeConfig, apiVersion: string, kind:
   let list = perConfig.get(apiVersion);
   if (!list) {
     const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    list = kubeJson<ApiResourceList>(kc, { path });
+    list = kubeJson<ApiResourceList>(kc, { path, timeoutMs: 30_000 });
     perConfig.set(apiVersion, list);
     list.catch(() => perConfig.delete(apiVersion)); // never cache a failure
   }
