@@ -1,0 +1,41 @@
+import { issueCertificate } from '@outrigger/pki';
+import { describe, expect, it } from 'vitest';
+import { readiness } from './readiness.js';
+import { planRotation } from './rotation-planner.js';
+import { HOUR, MINUTE, T0, WEBHOOKS, after, apply, emptyWorld, inputFor, testConfig } from './test-support.js';
+
+const world = apply(emptyWorld(), planRotation(inputFor(emptyWorld(), T0, testConfig())));
+const base = { now: after(MINUTE), servingSecret: world.servingSecret, webhooks: world.webhooks, minValidityMs: HOUR };
+
+describe('readiness', () => {
+  it('is ready when the leaf is valid long enough and every webhook trusts it', () => {
+    expect(readiness(base)).toEqual({ ready: true, reasons: [] });
+  });
+
+  it('is not ready without a serving Secret or with an unreadable leaf', () => {
+    expect(readiness({ ...base, servingSecret: undefined })).toEqual({ ready: false, reasons: ['the serving Secret is missing'] });
+    expect(readiness({ ...base, servingSecret: { data: { 'tls.crt': 'x' } } }).reasons).toEqual(['tls.crt is missing or does not parse']);
+  });
+
+  it('is not ready when the leaf expires within the window', () => {
+    // The 3 h leaf from T0 has less than an hour left at T0+2h30m.
+    const r = readiness({ ...base, now: after(2 * HOUR + 30 * MINUTE) });
+    expect(r.ready).toBe(false);
+    expect(r.reasons.join()).toMatch(/expires before/);
+  });
+
+  it('names each webhook that does not trust the leaf', () => {
+    const other = issueCertificate({ commonName: 'other', usage: 'ca', lifetimeMs: HOUR, now: T0 });
+    const r = readiness({ ...base, webhooks: [{ name: WEBHOOKS[0], caBundle: other.cert }, { name: WEBHOOKS[1] }] });
+    expect(r).toEqual({
+      ready: false,
+      reasons: [`the leaf does not verify against the caBundle of ${WEBHOOKS[0]}`, `${WEBHOOKS[1]} has no caBundle`],
+    });
+  });
+
+  it('is not ready when the key does not match', () => {
+    const serving = base.servingSecret ?? { data: {} };
+    const r = readiness({ ...base, servingSecret: { data: { ...serving.data, 'tls.key': 'nope' } } });
+    expect(r.reasons).toEqual(['tls.key is missing or does not match tls.crt']);
+  });
+});
