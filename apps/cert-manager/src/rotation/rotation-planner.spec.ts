@@ -361,6 +361,28 @@ describe('planRotation: recovery', () => {
   });
 });
 
+describe('planRotation: convergence', () => {
+  it('reaches a fixed point within three applications at a fixed moment, whatever the start', () => {
+    const starts: [string, World, Date][] = [
+      ['nothing', emptyWorld(), T0],
+      ['installed', installed, after(HOUR)],
+      ['CA due', beforeStaging, after(6 * HOUR + 40 * MINUTE)],
+      ['CA Secret lost', { ...installed, caSecret: undefined }, after(HOUR)],
+      ['both Secrets lost', { webhooks: installed.webhooks }, after(HOUR)],
+    ];
+    for (const [name, start, now] of starts) {
+      let world = start;
+      const counts: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const p = plan(world, now);
+        counts.push(p.actions.length);
+        world = apply(world, p);
+      }
+      expect(counts.slice(3), name).toEqual([0]);
+    }
+  });
+});
+
 describe('planRotation: next run', () => {
   it('is capped by the recheck period', () => {
     expect(plan(installed, after(HOUR)).nextRunAt).toEqual(after(HOUR + MINUTE));

@@ -9,8 +9,9 @@ import { CA_SECRET_KEYS, SERVING_ANNOTATIONS, SERVING_SECRET_KEYS, type SecretSt
 
 /**
  * Secrets + webhooks + clock → the next step of certificate rotation. Pure apart from key
- * generation (`issue`): the same input gives the same plan, and applying a plan then planning
- * again with nothing else changed yields no actions.
+ * generation (`issue`). Level-based: each run looks only at what exists now. Applying a plan and
+ * planning again at the same moment either moves to the next stage (a staged CA the webhooks now
+ * trust becomes the signer) or yields no actions; it never undoes the previous plan.
  */
 export function planRotation(input: RotationInput, issue: IssueFn = issueCertificate): RotationPlan {
   const webhooks = parseWebhookBundles(input.webhooks);
