@@ -7,7 +7,7 @@ export interface MetricsModuleOptions {
   readonly service: string;
 }
 
-const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } = new ConfigurableModuleBuilder<MetricsModuleOptions>().build();
+const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } = new ConfigurableModuleBuilder<MetricsModuleOptions>().setClassMethodName('forRoot').build();
 
 /** GET /metrics in Prometheus format, and the `Registry` for the service's own metrics. */
 @Global()

@@ -1,0 +1,74 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  parseAdmissionReview,
+  parseJsonBody,
+  protectedNamespacesFor,
+  reviewResponse,
+  sidecarExtension,
+  type AdmissionReviewReply,
+  type Extension,
+  type Result,
+  err,
+  ok,
+} from '@outrigger/admission';
+import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
+import { INJECTOR_VERSION } from '../config/version.js';
+import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';
+import { ProfilesService } from '../profiles/profiles.service.js';
+
+const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * The effectful shell around the pure admission core: raw body in, AdmissionReview reply (or a
+ * 4xx reason) out, with metrics and logs. The extensions are rebuilt only when profiles change.
+ */
+@Injectable()
+export class AdmissionService {
+  private readonly logger = new Logger(AdmissionService.name);
+  private extensions: readonly Extension[] = [];
+
+  constructor(
+    @Inject(injectorConfig.KEY) config: InjectorConfig,
+    private readonly metrics: InjectorMetrics,
+    profiles: ProfilesService,
+  ) {
+    const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
+    profiles.onChange(({ profiles: current }) => {
+      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces })];
+    });
+  }
+
+  /** Answers one POST /mutate. An error result means HTTP 400 with that message. */
+  review(contentType: string | undefined, body: unknown): Result<AdmissionReviewReply> {
+    const started = process.hrtime.bigint();
+    if (!contentType || !JSON_CONTENT_TYPE.test(contentType)) {
+      return this.invalid(`content-type must be application/json, got ${contentType ? JSON.stringify(contentType.slice(0, 100)) : 'none'}`);
+    }
+    if (!(body instanceof Uint8Array)) return this.invalid('body: is empty');
+    const json = parseJsonBody(body);
+    if (!json.ok) return this.invalid(json.error);
+    const review = parseAdmissionReview(json.value);
+    if (!review.ok) return this.invalid(review.error);
+
+    const outcome = reviewResponse(review.value, this.extensions);
+    if (outcome.failure) {
+      const where = outcome.failure.extension ?? 'patch check';
+      this.logger.error(`admitted pod unchanged after an internal error in ${where} (uid ${review.value.request.uid}): ${String(outcome.failure.error)}`);
+    }
+    this.metrics.requests.inc({ outcome: outcomeOf(outcome.decision, Boolean(outcome.failure)) });
+    this.metrics.mutationSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return ok(outcome.reply);
+  }
+
+  private invalid(message: string): Result<never> {
+    this.metrics.requests.inc({ outcome: 'invalid' });
+    return err(message);
+  }
+}
+
+function outcomeOf(decision: string, failed: boolean): AdmissionOutcome {
+  if (failed) return 'error';
+  if (decision.startsWith('denied')) return 'denied';
+  if (decision.startsWith('skipped')) return 'skipped';
+  return 'injected';
+}

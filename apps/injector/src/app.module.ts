@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { TerminusModule } from '@nestjs/terminus';
+import { MetricsModule } from '@outrigger/service';
+import { AdmissionService } from './admission/admission.service.js';
+import { MutateController } from './admission/mutate.controller.js';
+import { injectorConfig } from './config/injector.config.js';
+import { HealthController } from './health/health.controller.js';
+import { InjectorHealth } from './health/injector.health.js';
+import { InjectorMetrics } from './metrics/injector.metrics.js';
+import { ProfilesService } from './profiles/profiles.service.js';
+import { CertificateWatcher } from './tls/certificate-watcher.js';
+
+@Module({
+  imports: [
+    ConfigModule.forRoot({ ignoreEnvFile: true, load: [injectorConfig] }),
+    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 5_000 }),
+    MetricsModule.forRoot({ service: 'injector' }),
+  ],
+  controllers: [MutateController, HealthController],
+  providers: [AdmissionService, ProfilesService, CertificateWatcher, InjectorHealth, InjectorMetrics],
+})
+export class AppModule {}

@@ -1,0 +1,33 @@
+import { registerAs, type ConfigType } from '@nestjs/config';
+import { envField, parseEnv } from '@outrigger/service';
+import { z } from 'zod';
+
+const schema = z.object({
+  PORT: envField.port(8443),
+  TLS_CERT_FILE: z.string().min(1, 'path of the serving certificate (PEM) is required'),
+  TLS_KEY_FILE: z.string().min(1, 'path of the serving key (PEM) is required'),
+  /** Optional: require client certificates signed by this CA (only the API server holds one). */
+  CLIENT_CA_FILE: z.string().optional(),
+  /** Unset: the built-in reference profile (xxl-job). */
+  PROFILES_FILE: z.string().optional(),
+  /** The injector's own namespace: never mutated (set from the downward API). */
+  POD_NAMESPACE: z.string().default('outrigger-system'),
+  /** Polling interval for file changes, on top of inotify (ConfigMap and Secret volumes swap symlinks). */
+  FILE_POLL_SECONDS: envField.seconds(10),
+  /** The API server sends pods up to ~1.5 MiB, plus oldObject on updates. */
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(3 * 1024 * 1024).default(8 * 1024 * 1024),
+});
+
+export const injectorConfig = registerAs('injector', () => {
+  const env = parseEnv(schema);
+  return {
+    port: env.PORT,
+    tls: { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE, clientCaFile: env.CLIENT_CA_FILE },
+    profilesFile: env.PROFILES_FILE,
+    ownNamespace: env.POD_NAMESPACE,
+    filePollMs: env.FILE_POLL_SECONDS * 1000,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+  };
+});
+
+export type InjectorConfig = ConfigType<typeof injectorConfig>;

@@ -1,0 +1,27 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { ProfilesService } from '../profiles/profiles.service.js';
+import { CertificateWatcher } from '../tls/certificate-watcher.js';
+
+@Injectable()
+export class InjectorHealth {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly profilesService: ProfilesService,
+    private readonly certificates: CertificateWatcher,
+  ) {}
+
+  profiles() {
+    const check = this.indicators.check('profiles');
+    const { profiles, source } = this.profilesService.current();
+    return profiles.length > 0 ? check.up({ source, names: profiles.map((p) => p.name) }) : check.down({ reason: 'no profiles loaded' });
+  }
+
+  certificate() {
+    const check = this.indicators.check('certificate');
+    const status = this.certificates.status();
+    if (!status) return check.down({ reason: 'no valid serving certificate' });
+    if (status.notAfter <= new Date()) return check.down({ reason: `serving certificate expired at ${status.notAfter.toISOString()}` });
+    return check.up({ source: status.source, notAfter: status.notAfter.toISOString() });
+  }
+}

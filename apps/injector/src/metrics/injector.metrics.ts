@@ -1,0 +1,40 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Counter, Histogram, Registry } from 'prom-client';
+
+export type AdmissionOutcome = 'injected' | 'skipped' | 'denied' | 'invalid' | 'error';
+
+/** The injector's own metrics, registered once on the service registry. */
+@Injectable()
+export class InjectorMetrics {
+  readonly requests: Counter<'outcome'>;
+  readonly mutationSeconds: Histogram;
+  readonly profileReloads: Counter<'result'>;
+  readonly certificateReloads: Counter<'result'>;
+
+  constructor(@Inject(Registry) registry: Registry) {
+    this.requests = new Counter({
+      name: 'outrigger_injector_admission_requests_total',
+      help: 'AdmissionReview requests by outcome (invalid = rejected with HTTP 4xx).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.mutationSeconds = new Histogram({
+      name: 'outrigger_injector_mutation_duration_seconds',
+      help: 'Time from a parsed AdmissionReview to its encoded reply.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registers: [registry],
+    });
+    this.profileReloads = new Counter({
+      name: 'outrigger_injector_profile_reloads_total',
+      help: 'Agent profile (re)loads by result (failure keeps the last good profiles).',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+    this.certificateReloads = new Counter({
+      name: 'outrigger_injector_certificate_reloads_total',
+      help: 'Serving certificate reloads by result (failure keeps the current certificate).',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+  }
+}
