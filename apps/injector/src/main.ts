@@ -18,6 +18,8 @@ const adapter = new FastifyAdapter({
   https: { cert: pair.cert, key: pair.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
 });
 // The body stays raw bytes: /mutate parses it itself so every malformed input gets a precise 400.
-adapter.getInstance().addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+const fastify = adapter.getInstance();
+fastify.removeAllContentTypeParsers();
+fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
 await startService(AppModule, { name: 'injector', port: config.port, adapter, bodyParser: false });
