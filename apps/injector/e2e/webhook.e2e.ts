@@ -1,0 +1,143 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { classifyApiError } from '@outrigger/kube';
+import { issueCertificate } from '@outrigger/pki';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const cp = inject('controlPlane');
+const kc = kubeConfigFrom(cp.kubeconfigPath);
+const core = kc.makeApiClient(CoreV1Api);
+const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
+const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
+const webhookName = `outrigger-e2e-${randomBytes(3).toString('hex')}`;
+let injector: ManagedProcess;
+
+function pod(annotations: Record<string, string>, name?: string): V1Pod {
+  return {
+    metadata: { ...(name ? { name } : { generateName: 'web-' }), annotations },
+    spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] },
+  };
+}
+
+const optedIn = {
+  'xxl-agent/enable': 'true',
+  'xxl-agent/job-addr': 'http://xxl-job-admin.jobs:8080/xxl-job-admin',
+  'xxl-agent/target-container': 'app',
+  'xxl-agent/job-name': 'billing',
+};
+
+async function createError(namespace: string, body: V1Pod): Promise<string> {
+  try {
+    await core.createNamespacedPod({ namespace, body });
+  } catch (error) {
+    return classifyApiError(error).message;
+  }
+  throw new Error('the create succeeded');
+}
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'injector-e2e-'));
+  const ca = issueCertificate({ commonName: 'e2e-ca', usage: 'ca', lifetimeMs: 86_400_000 });
+  const leaf = issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 86_400_000, ipAddresses: ['127.0.0.1'] });
+  writeFileSync(join(dir, 'tls.crt'), leaf.cert);
+  writeFileSync(join(dir, 'tls.key'), leaf.key);
+  const port = await freePort();
+  injector = await startApp('injector', {
+    env: { PORT: String(port), TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
+    readyUrl: `https://127.0.0.1:${port}/readyz`,
+    ca: ca.cert,
+    logFile: join(dir, 'injector.log'),
+  });
+  const configuration = buildMutatingWebhookConfiguration({
+    name: webhookName,
+    installNamespace: 'outrigger-system',
+    client: { mode: 'url', port },
+    caBundle: encodeCaBundle(ca.cert),
+    failurePolicy: 'Fail',
+  });
+  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
+
+  // The API server picks up new webhook configurations asynchronously: wait until a dry-run create is mutated.
+  const probe = await createTestNamespace(kc, 'probe', enabled);
+  for (let attempt = 0; ; attempt++) {
+    const created = await core.createNamespacedPod({ namespace: probe, body: pod(optedIn), dryRun: 'All' });
+    if (created.spec?.containers.some((c) => c.name === 'xxl-agent')) break;
+    if (attempt > 100) throw new Error('the webhook never took effect');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+});
+
+afterAll(async () => {
+  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+  await injector?.stop();
+});
+
+describe('injector registered with a real kube-apiserver', () => {
+  it('stores an opted-in pod with its agent, configured from the annotations', async () => {
+    const namespace = await createTestNamespace(kc, 'inject', enabled);
+    await core.createNamespacedPod({ namespace, body: pod(optedIn, 'billing') });
+    const stored = await core.readNamespacedPod({ namespace, name: 'billing' });
+    expect(stored.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
+    const agent = stored.spec!.containers[1];
+    const env = Object.fromEntries((agent.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
+    expect(env).toMatchObject({
+      XXL_JOB_ADDR: optedIn['xxl-agent/job-addr'],
+      CONTAINER_NAME: 'app',
+      XXL_JOB_NAME: 'billing',
+      NAMESPACE: 'metadata.namespace',
+      POD_NAME: 'metadata.name',
+    });
+    expect(agent.ports).toEqual([expect.objectContaining({ name: 'http-xxl-agent', containerPort: 9999 })]);
+    expect(JSON.parse(stored.metadata?.annotations?.['xxl-agent/status'] ?? '{}')).toMatchObject({ profile: 'xxl-job' });
+  });
+
+  it('injects a controller-style pod that has only generateName and no namespace in the object', async () => {
+    const namespace = await createTestNamespace(kc, 'generated', enabled);
+    const created = await core.createNamespacedPod({ namespace, body: pod(optedIn) });
+    expect(created.metadata?.name).toMatch(/^web-/);
+    expect(created.spec?.containers.map((c) => c.name)).toContain('xxl-agent');
+  });
+
+  it('leaves a pod that did not opt in untouched', async () => {
+    const namespace = await createTestNamespace(kc, 'optout', enabled);
+    const created = await core.createNamespacedPod({ namespace, body: pod({ 'xxl-agent/enable': 'false' }, 'plain') });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['app']);
+    expect(created.metadata?.annotations?.['xxl-agent/status']).toBeUndefined();
+  });
+
+  it('refuses an opted-in pod with a missing parameter, naming the annotation', async () => {
+    const namespace = await createTestNamespace(kc, 'invalid', enabled);
+    const { ['xxl-agent/job-addr']: _dropped, ...missing } = optedIn;
+    expect(await createError(namespace, pod(missing, 'broken'))).toMatch(/xxl-agent\/job-addr/);
+    expect(await createError(namespace, pod({ ...optedIn, 'xxl-agent/target-container': 'nope' }, 'broken'))).toMatch(/xxl-agent\/target-container/);
+    expect(await createError(namespace, pod({ ...optedIn, 'xxl-agent/enable': 'yes' }, 'broken'))).toMatch(/xxl-agent\/enable/);
+    await expect(core.readNamespacedPod({ namespace, name: 'broken' })).rejects.toThrow();
+  });
+
+  it('answers a server-side dry run with the mutated pod and stores nothing', async () => {
+    const namespace = await createTestNamespace(kc, 'dryrun', enabled);
+    const created = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'dry'), dryRun: 'All' });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
+    const listed = await core.listNamespacedPod({ namespace });
+    expect(listed.items).toEqual([]);
+  });
+
+  it('does not touch pods in a namespace without the injection label', async () => {
+    const namespace = await createTestNamespace(kc, 'unlabelled');
+    const created = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'skipped') });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['app']);
+  });
+
+  it('is idempotent: a pod that already carries the agent gets no second one', async () => {
+    const namespace = await createTestNamespace(kc, 'twice', enabled);
+    const withAgent = pod(optedIn, 'already');
+    withAgent.spec!.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
+    const created = await core.createNamespacedPod({ namespace, body: withAgent });
+    expect(created.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=registry.example/app:1.0', 'xxl-agent=registry.example/custom-agent:2']);
+  });
+});

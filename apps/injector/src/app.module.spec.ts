@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { issueCertificate } from '@outrigger/pki';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdmissionService } from './admission/admission.service.js';
+import { AppModule } from './app.module.js';
+import { ProfilesService } from './profiles/profiles.service.js';
+import { CertificateWatcher } from './tls/certificate-watcher.js';
+
+// Fails loudly if a tooling change drops decorator metadata: every provider below is injected by type.
+describe('AppModule', () => {
+  let app: NestFastifyApplication;
+
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'injector-di-'));
+    const ca = issueCertificate({ commonName: 'ca', usage: 'ca', lifetimeMs: 3_600_000 });
+    const leaf = issueCertificate({ commonName: 'injector', usage: 'server', issuer: ca, lifetimeMs: 3_600_000, dnsNames: ['localhost'] });
+    writeFileSync(join(dir, 'tls.crt'), leaf.cert);
+    writeFileSync(join(dir, 'tls.key'), leaf.key);
+    process.env.TLS_CERT_FILE = join(dir, 'tls.crt');
+    process.env.TLS_KEY_FILE = join(dir, 'tls.key');
+    app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter({ https: { cert: leaf.cert, key: leaf.key } }), { logger: false });
+    await app.init();
+  });
+
+  afterAll(() => app?.close());
+
+  it('resolves its providers and injects a reference pod', () => {
+    expect(app.get(ProfilesService).current().profiles.map((p) => p.name)).toEqual(['xxl-job']);
+    expect(app.get(CertificateWatcher).status()?.notAfter).toBeInstanceOf(Date);
+    const body = readFileSync(new URL('../../../libs/admission/fixtures/reviews/v1-pod-opted-in.json', import.meta.url));
+    const result = app.get(AdmissionService).review('application/json', body);
+    expect(result.ok && result.value.response.allowed).toBe(true);
+    expect(result.ok && result.value.response.patchType).toBe('JSONPatch');
+  });
+});
