@@ -102,3 +102,7 @@ export { parseGoBool } from './go-bool.js';
 export { canonicalJson } from './canonical-json.js';
 export { isJsonObject, type JsonObject, type JsonPrimitive, type JsonValue } from './json.js';
 export { err, ok, type Result } from './result.js';
+
+// For controllers that must tell which profiles a stored pod opted into (the rbac-syncer)
+export { requestedProfiles, type RequestedProfiles } from './sidecar/requested-profiles.js';
+export { podAnnotations, type PodAnnotations } from './sidecar/pod-annotations.js';

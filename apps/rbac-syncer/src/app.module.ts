@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { TerminusModule } from '@nestjs/terminus';
+import { MetricsModule } from '@outrigger/service';
+import { rbacSyncerConfig } from './config/rbac-syncer.config.js';
+import { SyncerService } from './controller/syncer.service.js';
+import { HealthController } from './health/health.controller.js';
+import { RbacSyncerHealth } from './health/rbac-syncer.health.js';
+import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
+
+@Module({
+  imports: [
+    ConfigModule.forRoot({ ignoreEnvFile: true, load: [rbacSyncerConfig] }),
+    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 2_000 }),
+    MetricsModule.forRoot({ service: 'rbac-syncer' }),
+  ],
+  controllers: [HealthController],
+  providers: [SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
+})
+export class AppModule {}

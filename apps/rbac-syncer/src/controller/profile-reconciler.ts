@@ -1,0 +1,230 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { AgentProfile } from '@outrigger/admission';
+import { applyObject, classifyApiError, kubeJson, readObject, type EventRecorder, type KubeObject } from '@outrigger/kube';
+import { desiredSubjects } from '../desired/desired-subjects.js';
+import type { PodView } from '../desired/pod-view.js';
+import {
+  desiredClusterRole,
+  desiredClusterRoleBinding,
+  desiredRoleBindings,
+  FIELD_MANAGER,
+  isManaged,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  PROFILE_LABEL,
+  RBAC_API_VERSION,
+  sameRules,
+  type BindingObject,
+  type ProfileRbac,
+} from '../desired/rbac-objects.js';
+import { diffSubjects, normalizeSubjects, subjectKey, type SaSubject } from '../desired/subjects.js';
+import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
+
+export interface ClusterView {
+  pods(): Iterable<PodView>;
+  labelledNamespaces(): ReadonlySet<string>;
+  viewComplete(): boolean;
+}
+
+export interface ReconcilerDeps {
+  readonly kc: KubeConfig;
+  readonly view: ClusterView;
+  readonly protectedNamespaces: readonly string[];
+  readonly graceMs: number;
+  readonly events: EventRecorder;
+  readonly metrics: RbacSyncerMetrics;
+  readonly log: { log(m: string): void; warn(m: string): void };
+  readonly now?: () => number;
+}
+
+interface StoredBinding extends KubeObject {
+  readonly subjects?: Array<{ kind?: string; name?: string; namespace?: string }>;
+  readonly roleRef?: { kind?: string; name?: string };
+}
+
+/** One profile's reconcile: observe, compare, apply only what differs. */
+export class ProfileReconciler {
+  private readonly goneSince = new Map<string, Map<string, number>>();
+  private readonly warnedUnowned = new Set<string>();
+
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  /** Returns after how long to look again (a grace running out), if at all. */
+  async reconcile(profile: AgentProfile): Promise<{ requeueAfterMs?: number; wrote: number }> {
+    const rbac = profile.rbac;
+    if (!rbac) return { wrote: 0 };
+    let wrote = await this.ensureClusterRole(profile.name, rbac);
+    const result = rbac.binding.kind === 'ClusterRoleBinding' ? await this.reconcileClusterRoleBinding(profile.name, rbac) : await this.reconcileRoleBindings(profile.name, rbac);
+    wrote += result.wrote;
+    return { requeueAfterMs: result.requeueAfterMs, wrote };
+  }
+
+  private now(): number {
+    return this.deps.now?.() ?? Date.now();
+  }
+
+  private compute(profile: string, current: readonly SaSubject[]) {
+    const out = desiredSubjects({
+      profile,
+      pods: this.deps.view.pods(),
+      labelledNamespaces: this.deps.view.labelledNamespaces(),
+      protectedNamespaces: this.deps.protectedNamespaces,
+      current,
+      goneSince: this.goneSince.get(profile) ?? new Map(),
+      nowMs: this.now(),
+      graceMs: this.deps.graceMs,
+      viewComplete: this.deps.view.viewComplete(),
+    });
+    this.goneSince.set(profile, out.goneSince);
+    return out;
+  }
+
+  private async ensureClusterRole(profile: string, rbac: ProfileRbac): Promise<number> {
+    const desired = desiredClusterRole(profile, rbac);
+    const stored = await readObject<KubeObject & { rules?: unknown }>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: rbac.clusterRole });
+    if (stored && !isManaged(stored.metadata?.labels)) {
+      this.warnOnce(`ClusterRole ${rbac.clusterRole}`, `ClusterRole ${rbac.clusterRole} exists without ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}: left alone (not ours)`);
+      return 0;
+    }
+    if (stored && sameRules(stored.rules, desired.rules) && stored.metadata?.labels?.[PROFILE_LABEL] === profile) return 0;
+    const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
+    this.deps.metrics.writes.inc({ kind: 'ClusterRole', verb: 'apply' });
+    const why = stored ? 'rules drifted from the profile; repaired' : 'created from the profile';
+    this.deps.log.log(`ClusterRole ${rbac.clusterRole}: ${why}`);
+    void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: rbac.clusterRole, uid: applied.metadata?.uid }, stored ? 'RulesRepaired' : 'Created', `ClusterRole ${why} (profile ${profile})`);
+    return 1;
+  }
+
+  private async reconcileClusterRoleBinding(profile: string, rbac: ProfileRbac): Promise<{ requeueAfterMs?: number; wrote: number }> {
+    const name = rbac.binding.name;
+    const stored = await readObject<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
+    if (stored && !isManaged(stored.metadata?.labels)) {
+      this.warnOnce(`ClusterRoleBinding ${name}`, `ClusterRoleBinding ${name} exists without ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}: not touched (not ours)`);
+      this.deps.metrics.reconciles.inc({ profile, result: 'unowned' });
+      return { wrote: 0 };
+    }
+    if (stored && (stored.roleRef?.kind !== 'ClusterRole' || stored.roleRef?.name !== rbac.clusterRole)) {
+      // roleRef is immutable: replace the binding (ours, by label).
+      await kubeJson(this.deps.kc, { method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`, timeoutMs: 30_000 });
+      this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'delete' });
+      return this.reconcileClusterRoleBinding(profile, rbac);
+    }
+    const current = storedSubjects(stored);
+    const out = this.compute(profile, current);
+    this.deps.metrics.subjects.set({ binding: name }, out.subjects.length);
+    const desired = desiredClusterRoleBinding(profile, rbac, out.subjects);
+    const requeueAfterMs = out.wakeAtMs === undefined ? undefined : Math.max(0, out.wakeAtMs - this.now());
+    if (stored && upToDate(stored, desired, profile)) {
+      this.deps.metrics.reconciles.inc({ profile, result: 'unchanged' });
+      return { requeueAfterMs, wrote: 0 };
+    }
+    const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
+    this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'apply' });
+    this.deps.metrics.reconciles.inc({ profile, result: 'applied' });
+    this.report(desired, applied, rawSubjectKeys(stored), current, out.subjects, out.removedBecause, !stored);
+    return { requeueAfterMs, wrote: 1 };
+  }
+
+  private async reconcileRoleBindings(profile: string, rbac: ProfileRbac): Promise<{ requeueAfterMs?: number; wrote: number }> {
+    const list = await kubeJson<{ items?: StoredBinding[] }>(this.deps.kc, {
+      path: '/apis/rbac.authorization.k8s.io/v1/rolebindings',
+      query: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${PROFILE_LABEL}=${profile}` },
+      timeoutMs: 30_000,
+    });
+    const stored = new Map((list.items ?? []).filter((b) => b.metadata?.name === rbac.binding.name).map((b) => [b.metadata?.namespace ?? '', b]));
+    const current = normalizeSubjects([...stored.values()].flatMap((b) => storedSubjects(b)));
+    const out = this.compute(profile, current);
+    this.deps.metrics.subjects.set({ binding: `${rbac.binding.name} (RoleBindings)` }, out.subjects.length);
+    const requeueAfterMs = out.wakeAtMs === undefined ? undefined : Math.max(0, out.wakeAtMs - this.now());
+    let wrote = 0;
+    const wanted = desiredRoleBindings(profile, rbac, out.subjects);
+    for (const desired of wanted) {
+      const namespace = desired.metadata.namespace ?? '';
+      const existing = stored.get(namespace);
+      if (existing && upToDate(existing, desired, profile)) continue;
+      if (!existing) {
+        const other = await readObject<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', name: rbac.binding.name, namespace });
+        if (other && !isManaged(other.metadata?.labels)) {
+          this.warnOnce(`RoleBinding ${namespace}/${rbac.binding.name}`, `RoleBinding ${namespace}/${rbac.binding.name} exists and is not ours: not touched`);
+          continue;
+        }
+      }
+      const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
+      this.deps.metrics.writes.inc({ kind: 'RoleBinding', verb: 'apply' });
+      wrote++;
+      this.report(desired, applied, rawSubjectKeys(existing), storedSubjects(existing), desired.subjects, out.removedBecause, !existing);
+    }
+    const keep = new Set(wanted.map((b) => b.metadata.namespace));
+    for (const [namespace, existing] of stored) {
+      if (keep.has(namespace)) continue;
+      await kubeJson(this.deps.kc, {
+        method: 'DELETE',
+        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/rolebindings/${encodeURIComponent(rbac.binding.name)}`,
+        timeoutMs: 30_000,
+      }).catch((e: unknown) => {
+        if (classifyApiError(e).kind !== 'notFound') throw e;
+      });
+      this.deps.metrics.writes.inc({ kind: 'RoleBinding', verb: 'delete' });
+      wrote++;
+      const removed = storedSubjects(existing).map((s) => `${subjectKey(s)} (${out.removedBecause.get(subjectKey(s)) ?? 'no longer wanted'})`);
+      this.deps.log.log(`RoleBinding ${namespace}/${rbac.binding.name} deleted: removed ${removed.join(', ')}`);
+    }
+    this.deps.metrics.reconciles.inc({ profile, result: wrote > 0 ? 'applied' : 'unchanged' });
+    return { requeueAfterMs, wrote };
+  }
+
+  private report(
+    desired: BindingObject,
+    applied: KubeObject,
+    storedKeys: string[],
+    before: readonly SaSubject[],
+    after: readonly SaSubject[],
+    removedBecause: ReadonlyMap<string, string>,
+    created: boolean,
+  ): void {
+    const { added, removed } = diffSubjects(before, after);
+    const foreign = storedKeys.filter((k) => !k.startsWith('ServiceAccount:'));
+    const parts = [
+      ...(created ? ['created'] : []),
+      ...(added.length ? [`added ${added.map(subjectKey).join(', ')} (opted-in pods in labelled namespaces)`] : []),
+      ...(removed.length ? [`removed ${removed.map((s) => `${subjectKey(s)} (${removedBecause.get(subjectKey(s)) ?? 'not wanted'})`).join(', ')}`] : []),
+      ...(foreign.length ? [`dropped subjects edited in by hand: ${foreign.join(', ')}`] : []),
+    ];
+    if (parts.length === 0) parts.push('repaired drift (labels, order or duplicate subjects)');
+    const where = desired.metadata.namespace ? `${desired.metadata.namespace}/` : '';
+    const message = `${desired.kind} ${where}${desired.metadata.name}: ${parts.join('; ')}; now ${after.length} subject(s)`;
+    this.deps.log.log(message);
+    void this.deps.events.normal(
+      { apiVersion: RBAC_API_VERSION, kind: desired.kind, name: desired.metadata.name, namespace: desired.metadata.namespace, uid: applied.metadata?.uid },
+      'SubjectsChanged',
+      message,
+    );
+  }
+
+  private warnOnce(key: string, message: string): void {
+    if (this.warnedUnowned.has(key)) return;
+    this.warnedUnowned.add(key);
+    this.deps.log.warn(message);
+  }
+}
+
+function storedSubjects(stored: StoredBinding | undefined): SaSubject[] {
+  return normalizeSubjects(
+    (stored?.subjects ?? [])
+      .filter((s) => s.kind === 'ServiceAccount' && s.name && s.namespace)
+      .map((s) => ({ kind: 'ServiceAccount' as const, name: s.name as string, namespace: s.namespace as string })),
+  );
+}
+
+function rawSubjectKeys(stored: StoredBinding | undefined): string[] {
+  return (stored?.subjects ?? []).map((s) => `${s.kind}:${s.namespace ?? ''}/${s.name ?? ''}`);
+}
+
+/** Stored exactly as desired: same subjects in the same order, nothing else, and our labels. */
+function upToDate(stored: StoredBinding, desired: BindingObject, profile: string): boolean {
+  const labels = stored.metadata?.labels;
+  if (!isManaged(labels) || labels?.[PROFILE_LABEL] !== profile) return false;
+  const want = desired.subjects.map((s) => `ServiceAccount:${s.namespace}/${s.name}`);
+  const have = rawSubjectKeys(stored);
+  return want.length === have.length && want.every((k, i) => k === have[i]);
+}

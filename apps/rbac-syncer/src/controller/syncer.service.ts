@@ -1,0 +1,213 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, loadProfilesOrDefault, protectedNamespacesFor, type AgentProfile } from '@outrigger/admission';
+import {
+  describePermission,
+  EventRecorder,
+  LeaderElector,
+  loadKubeConfig,
+  missingPermissions,
+  Reflector,
+  resourcePath,
+  WorkQueue,
+  type ReflectorStatus,
+} from '@outrigger/kube';
+import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
+import { projectPod, samePodView, type PodView } from '../desired/pod-view.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
+import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
+import { ProfileReconciler } from './profile-reconciler.js';
+import { requiredPermissions } from './required-permissions.js';
+
+export interface SyncerStatus {
+  readonly profiles: readonly string[];
+  readonly synced: boolean;
+  readonly viewComplete: boolean;
+  /** How long the view has been incomplete (0 while complete). */
+  readonly incompleteForMs: number;
+  readonly leader: boolean;
+  readonly watches: Record<string, ReflectorStatus>;
+}
+
+/**
+ * The controller: reflectors on pods (projections only), labelled namespaces and its own
+ * ClusterRoleBindings feed a work queue keyed by profile name; the leader reconciles each key
+ * (level-based, see ProfileReconciler). Every replica watches, so a new leader starts warm.
+ */
+@Injectable()
+export class SyncerService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('RbacSyncer');
+  private profiles: AgentProfile[] = [];
+  private kc!: KubeConfig;
+  private pods!: Reflector<PodView>;
+  private namespaces!: Reflector<true>;
+  private bindings!: Reflector<string>;
+  private queue!: WorkQueue;
+  private elector!: LeaderElector;
+  private reconciler!: ProfileReconciler;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = Date.now();
+  private incompleteSince: number | undefined = Date.now();
+
+  constructor(
+    @Inject(rbacSyncerConfig.KEY) private readonly config: RbacSyncerConfig,
+    private readonly metrics: RbacSyncerMetrics,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const loaded = await loadProfilesOrDefault(this.config.profilesFile);
+    if (!loaded.ok) throw new Error(`PROFILES_FILE: ${loaded.error}`);
+    this.profiles = loaded.value.filter((p) => p.rbac);
+    this.logger.log(`profiles with RBAC: ${this.profiles.map((p) => `${p.name} → ${p.rbac?.binding.kind} ${p.rbac?.binding.name}`).join(', ') || 'none'}`);
+
+    this.kc = loadKubeConfig(this.config.kubeconfig);
+    const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
+    const missing = await missingPermissions(this.kc, requiredPermissions(this.profiles, lease));
+    if (missing.length > 0) {
+      const lines = missing.map((p) => `  - ${describePermission(p)}`).join('\n');
+      throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
+    }
+
+    this.queue = new WorkQueue({
+      onError: (key, error, retryIn) => {
+        this.metrics.reconciles.inc({ profile: key, result: 'error' });
+        this.logger.warn(`reconcile ${key} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+      },
+    });
+    const enqueueProfiles = (view: PodView) => view.profiles.forEach((p) => this.queue.add(p));
+    const watchError = (what: string) => (_e: unknown, info: { message: string }) => this.logger.warn(`watch ${what}: ${info.message}`);
+    const deadStreamTimeoutMs = this.config.watchDeadMs;
+
+    this.pods = new Reflector<PodView>(this.kc, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
+      project: (pod) => projectPod(pod as never, this.profiles),
+      equals: samePodView,
+      deadStreamTimeoutMs,
+      onAdd: (_k, v) => enqueueProfiles(v),
+      onUpdate: (_k, v, old) => (enqueueProfiles(v), enqueueProfiles(old)),
+      onDelete: (_k, old) => enqueueProfiles(old),
+      onSynced: () => this.enqueueAll(),
+      onError: watchError('pods'),
+    });
+    this.namespaces = new Reflector<true>(this.kc, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
+      labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
+      project: () => true,
+      deadStreamTimeoutMs,
+      onAdd: () => this.enqueueAll(),
+      onDelete: () => this.enqueueAll(),
+      onSynced: () => this.enqueueAll(),
+      onError: watchError('namespaces'),
+    });
+    // Our own bindings: a hand edit is repaired at once, not at the next resync.
+    this.bindings = new Reflector<string>(this.kc, {
+      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }),
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+      project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['subjects'] ?? [], obj['roleRef'] ?? null]),
+      deadStreamTimeoutMs,
+      onUpdate: (_k, v) => this.enqueueBindingProfile(v),
+      onDelete: (_k, old) => this.enqueueBindingProfile(old),
+      onError: watchError('clusterrolebindings'),
+    });
+
+    this.elector = new LeaderElector(this.kc, {
+      namespace: lease.namespace,
+      name: lease.name,
+      leaseDurationMs: this.config.lease.durationMs,
+      renewDeadlineMs: Math.round((this.config.lease.durationMs * 2) / 3),
+      retryPeriodMs: Math.round((this.config.lease.durationMs * 2) / 15),
+      onStartedLeading: () => {
+        this.metrics.leader.set(1);
+        this.logger.log(`became the leader (${this.elector.identity}); reconciling every profile`);
+        this.enqueueAll();
+      },
+      onStoppedLeading: () => {
+        this.metrics.leader.set(0);
+        this.logger.warn(`lost the lease ${lease.namespace}/${lease.name}; no longer writing`);
+      },
+      onNewLeader: (identity) => this.logger.log(`leader is ${identity}`),
+      onError: (_e, info) => this.logger.warn(`leader election: ${info.message}`),
+    });
+    const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.elector.identity, logger: (m) => this.logger.warn(m) });
+    this.reconciler = new ProfileReconciler({
+      kc: this.kc,
+      view: {
+        pods: () => this.pods.entries().map(([, v]) => v),
+        labelledNamespaces: () => new Set(this.namespaces.keys()),
+        viewComplete: () => this.viewComplete(),
+      },
+      protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
+      graceMs: this.config.graceMs,
+      events,
+      metrics: this.metrics,
+      log: this.logger,
+    });
+
+    this.pods.start();
+    this.namespaces.start();
+    this.bindings.start();
+    void this.queue.process((key) => this.reconcile(key));
+    this.elector.start();
+    this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
+    this.resyncTimer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.resyncTimer);
+    await this.queue?.shutdown();
+    await this.elector?.stop(); // releases the Lease: a standby takes over at once
+    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop()]);
+  }
+
+  status(): SyncerStatus {
+    const watches = { pods: this.pods?.status(), namespaces: this.namespaces?.status(), clusterrolebindings: this.bindings?.status() };
+    const all = Object.values(watches);
+    const synced = all.every((s) => s?.hasSynced === true);
+    const complete = this.viewComplete();
+    for (const [resource, s] of Object.entries(watches)) {
+      if (!s) continue;
+      this.metrics.watchRestarts.set({ resource }, s.restarts);
+      if (s.lastSyncAt) this.metrics.lastSync.set({ resource }, s.lastSyncAt.getTime() / 1000);
+    }
+    return {
+      profiles: this.profiles.map((p) => p.name),
+      synced,
+      viewComplete: complete,
+      incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
+      leader: this.elector?.isLeader() ?? false,
+      watches: watches as Record<string, ReflectorStatus>,
+    };
+  }
+
+  private viewComplete(): boolean {
+    const complete = [this.pods, this.namespaces].every((r) => r?.status().viewComplete === true);
+    if (complete) this.incompleteSince = undefined;
+    else this.incompleteSince ??= Date.now();
+    return complete;
+  }
+
+  private enqueueAll(): void {
+    this.profiles.forEach((p) => this.queue.add(p.name));
+  }
+
+  private enqueueBindingProfile(projection: string): void {
+    const profile = (JSON.parse(projection) as [string])[0];
+    if (this.profiles.some((p) => p.name === profile)) this.queue.add(profile);
+  }
+
+  private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
+    const profile = this.profiles.find((p) => p.name === key);
+    if (!profile) return;
+    if (!this.elector.isLeader() || !this.pods.status().hasSynced || !this.namespaces.status().hasSynced) {
+      this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
+      return;
+    }
+    const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
+    try {
+      const { requeueAfterMs } = await this.reconciler.reconcile(profile);
+      return requeueAfterMs === undefined ? undefined : { requeueAfterMs: requeueAfterMs + 50 };
+    } finally {
+      end();
+    }
+  }
+}

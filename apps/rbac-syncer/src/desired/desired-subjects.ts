@@ -1,0 +1,80 @@
+import type { PodView } from './pod-view.js';
+import { normalizeSubjects, subjectKey, type SaSubject } from './subjects.js';
+
+export interface DesiredSubjectsInput {
+  /** The profile whose binding this is. */
+  readonly profile: string;
+  /** Every pod the syncer knows of (any profile); order does not matter. */
+  readonly pods: Iterable<PodView>;
+  /** Namespaces carrying outrigger.dev/injection=enabled. */
+  readonly labelledNamespaces: ReadonlySet<string>;
+  /** Never bound, whatever their labels say (kube-system, …, the syncer's own namespace). */
+  readonly protectedNamespaces: readonly string[];
+  /** The subjects bound now (what is stored). */
+  readonly current: readonly SaSubject[];
+  /** subjectKey → epoch ms since which a bound subject has had no live opted-in pod. */
+  readonly goneSince: ReadonlyMap<string, number>;
+  readonly nowMs: number;
+  readonly graceMs: number;
+  /** false while the pod or namespace view may be missing objects (before/after a failed relist). */
+  readonly viewComplete: boolean;
+}
+
+export interface DesiredSubjects {
+  /** Sorted, deduplicated. */
+  readonly subjects: SaSubject[];
+  /** The new "gone since" memory for this profile. */
+  readonly goneSince: Map<string, number>;
+  /** When to look again to drop a subject whose grace runs out (epoch ms), if any. */
+  readonly wakeAtMs?: number;
+  /** Why each removed subject goes (for events and logs), by subjectKey. */
+  readonly removedBecause: Map<string, string>;
+}
+
+/**
+ * The subjects a profile's binding should have. Level-based and pure: the same inputs give the
+ * same answer whatever order the pods come in.
+ * - A subject is wanted while a live (not deleting) pod of that ServiceAccount opted into the
+ *   profile in an allowed namespace (labelled, not protected).
+ * - A bound subject without such a pod stays for `graceMs` after it was first seen without one,
+ *   so rollouts do not flap; a subject whose namespace lost its label or is protected goes at once.
+ * - While the view is incomplete nothing is removed (absence proves nothing) and no clock starts.
+ */
+export function desiredSubjects(input: DesiredSubjectsInput): DesiredSubjects {
+  const blocked = new Set(input.protectedNamespaces);
+  const allowed = (ns: string) => input.labelledNamespaces.has(ns) && !blocked.has(ns);
+  const live = new Map<string, SaSubject>();
+  for (const pod of input.pods) {
+    if (pod.deleting || !pod.profiles.includes(input.profile) || !allowed(pod.namespace)) continue;
+    const subject: SaSubject = { kind: 'ServiceAccount', name: pod.serviceAccount, namespace: pod.namespace };
+    live.set(subjectKey(subject), subject);
+  }
+
+  const goneSince = new Map<string, number>();
+  const removedBecause = new Map<string, string>();
+  const kept: SaSubject[] = [];
+  let wakeAtMs: number | undefined;
+  for (const subject of input.current) {
+    const key = subjectKey(subject);
+    if (live.has(key)) continue;
+    if (!input.viewComplete) {
+      kept.push(subject);
+      const since = input.goneSince.get(key);
+      if (since !== undefined) goneSince.set(key, since);
+      continue;
+    }
+    if (!allowed(subject.namespace)) {
+      removedBecause.set(key, blocked.has(subject.namespace) ? 'namespace is protected' : 'namespace is not labelled for injection');
+      continue;
+    }
+    const since = Math.min(input.goneSince.get(key) ?? input.nowMs, input.nowMs);
+    if (input.nowMs - since >= input.graceMs) {
+      removedBecause.set(key, `no live opted-in pod for ${Math.round((input.nowMs - since) / 1000)}s (grace ${Math.round(input.graceMs / 1000)}s)`);
+      continue;
+    }
+    kept.push(subject);
+    goneSince.set(key, since);
+    wakeAtMs = Math.min(wakeAtMs ?? Infinity, since + input.graceMs);
+  }
+  return { subjects: normalizeSubjects([...live.values(), ...kept]), goneSince, wakeAtMs, removedBecause };
+}

@@ -1,0 +1,52 @@
+import { isJsonObject, podAnnotations, requestedProfiles, type AgentProfile, type JsonObject } from '@outrigger/admission';
+
+/** All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. */
+export interface PodView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly serviceAccount: string;
+  /** Names of the profiles (with RBAC) the pod opted into, sorted. */
+  readonly profiles: readonly string[];
+  /** metadata.deletionTimestamp is set: the pod is going away. */
+  readonly deleting: boolean;
+}
+
+const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
+
+/**
+ * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
+ * not matter: it opted into no profile with RBAC, its annotations are invalid (the webhook denies
+ * such pods), or it has finished (Succeeded/Failed pods run no agent).
+ */
+export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): PodView | undefined {
+  const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
+  const spec = isJsonObject(pod['spec']) ? pod['spec'] : {};
+  const status = isJsonObject(pod['status']) ? pod['status'] : {};
+  const namespace = typeof metadata['namespace'] === 'string' ? metadata['namespace'] : undefined;
+  const name = typeof metadata['name'] === 'string' ? metadata['name'] : undefined;
+  if (!namespace || !name) return undefined;
+  if (typeof status['phase'] === 'string' && TERMINAL_PHASES.has(status['phase'])) return undefined;
+  const requested = requestedProfiles(podAnnotations(pod), profiles);
+  if (requested.type !== 'requested') return undefined;
+  const names = requested.profiles.filter((p) => p.rbac).map((p) => p.name).sort();
+  if (names.length === 0) return undefined;
+  const sa = spec['serviceAccountName'];
+  return {
+    namespace,
+    name,
+    serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
+    profiles: names,
+    deleting: typeof metadata['deletionTimestamp'] === 'string',
+  };
+}
+
+export function samePodView(a: PodView, b: PodView): boolean {
+  return (
+    a.namespace === b.namespace &&
+    a.name === b.name &&
+    a.serviceAccount === b.serviceAccount &&
+    a.deleting === b.deleting &&
+    a.profiles.length === b.profiles.length &&
+    a.profiles.every((p, i) => p === b.profiles[i])
+  );
+}

@@ -1,0 +1,90 @@
+import type { AgentProfile, PolicyRule } from '@outrigger/admission';
+import type { SaSubject } from './subjects.js';
+
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY_VALUE = 'outrigger-rbac-syncer';
+/** Which profile an object belongs to. */
+export const PROFILE_LABEL = 'outrigger.dev/profile';
+export const FIELD_MANAGER = 'outrigger-rbac-syncer';
+export const RBAC_API_VERSION = 'rbac.authorization.k8s.io/v1';
+
+export type ProfileRbac = NonNullable<AgentProfile['rbac']>;
+
+export interface ClusterRoleObject {
+  readonly apiVersion: typeof RBAC_API_VERSION;
+  readonly kind: 'ClusterRole';
+  readonly metadata: { readonly name: string; readonly labels: Record<string, string> };
+  readonly rules: PolicyRule[];
+}
+
+export interface BindingObject {
+  readonly apiVersion: typeof RBAC_API_VERSION;
+  readonly kind: 'ClusterRoleBinding' | 'RoleBinding';
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels: Record<string, string> };
+  readonly roleRef: { readonly apiGroup: 'rbac.authorization.k8s.io'; readonly kind: 'ClusterRole'; readonly name: string };
+  readonly subjects: SaSubject[];
+}
+
+export function managedLabels(profile: string): Record<string, string> {
+  return { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [PROFILE_LABEL]: profile };
+}
+
+export function isManaged(labels: Record<string, string> | undefined): boolean {
+  return labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+}
+
+/** The profile's ClusterRole: exactly its rules. */
+export function desiredClusterRole(profile: string, rbac: ProfileRbac): ClusterRoleObject {
+  return {
+    apiVersion: RBAC_API_VERSION,
+    kind: 'ClusterRole',
+    metadata: { name: rbac.clusterRole, labels: managedLabels(profile) },
+    rules: rbac.rules.map(cleanRule),
+  };
+}
+
+/** The cluster-wide binding of the profile's ClusterRole to `subjects`. */
+export function desiredClusterRoleBinding(profile: string, rbac: ProfileRbac, subjects: readonly SaSubject[]): BindingObject {
+  return {
+    apiVersion: RBAC_API_VERSION,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: rbac.binding.name, labels: managedLabels(profile) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbac.clusterRole },
+    subjects: [...subjects],
+  };
+}
+
+/**
+ * Namespace-scoped alternative: one RoleBinding (to the same ClusterRole) per namespace that has
+ * subjects, holding only that namespace's subjects. Sorted by namespace.
+ */
+export function desiredRoleBindings(profile: string, rbac: ProfileRbac, subjects: readonly SaSubject[]): BindingObject[] {
+  const byNamespace = new Map<string, SaSubject[]>();
+  for (const s of subjects) byNamespace.set(s.namespace, [...(byNamespace.get(s.namespace) ?? []), s]);
+  return [...byNamespace.keys()].sort().map((namespace) => ({
+    apiVersion: RBAC_API_VERSION,
+    kind: 'RoleBinding',
+    metadata: { name: rbac.binding.name, namespace, labels: managedLabels(profile) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbac.clusterRole },
+    subjects: byNamespace.get(namespace) ?? [],
+  }));
+}
+
+function cleanRule(rule: PolicyRule): PolicyRule {
+  return {
+    apiGroups: [...rule.apiGroups],
+    resources: [...rule.resources],
+    verbs: [...rule.verbs],
+    ...(rule.resourceNames?.length ? { resourceNames: [...rule.resourceNames] } : {}),
+  };
+}
+
+/** Does a stored rule list equal the desired one (order and absent/empty resourceNames aside)? */
+export function sameRules(stored: unknown, desired: readonly PolicyRule[]): boolean {
+  if (!Array.isArray(stored) || stored.length !== desired.length) return false;
+  const norm = (r: Partial<PolicyRule>) =>
+    JSON.stringify([r.apiGroups ?? [], r.resources ?? [], r.verbs ?? [], r.resourceNames ?? [], Object.keys(r).filter((k) => !['apiGroups', 'resources', 'verbs', 'resourceNames'].includes(k)).length]);
+  const a = stored.map((r) => norm(r as Partial<PolicyRule>)).sort();
+  const b = desired.map((r) => norm(r)).sort();
+  return a.every((x, i) => x === b[i]);
+}

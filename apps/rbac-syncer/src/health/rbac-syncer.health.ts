@@ -1,0 +1,31 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
+import { SyncerService } from '../controller/syncer.service.js';
+
+@Injectable()
+export class RbacSyncerHealth {
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly syncer: SyncerService,
+    @Inject(rbacSyncerConfig.KEY) private readonly config: RbacSyncerConfig,
+  ) {}
+
+  /** Ready once pods, namespaces and our bindings have been listed completely at least once. */
+  synced() {
+    const check = this.indicators.check('sync');
+    const status = this.syncer.status();
+    return status.synced ? check.up({ leader: status.leader, profiles: status.profiles }) : check.down({ reason: 'first full list of pods and namespaces not done yet' });
+  }
+
+  /** Unhealthy when the view has been incomplete (watch broken, relists failing) for too long. */
+  watch() {
+    const check = this.indicators.check('watch');
+    const status = this.syncer.status();
+    if (status.incompleteForMs > this.config.unhealthyAfterMs) {
+      const errors = Object.entries(status.watches).map(([r, s]) => `${r}: ${s?.lastError ?? 'ok'}`);
+      return check.down({ reason: `view incomplete for ${Math.round(status.incompleteForMs / 1000)}s`, errors });
+    }
+    return check.up({ viewComplete: status.viewComplete });
+  }
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The syncer's own metrics, registered once on the service registry. */
+@Injectable()
+export class RbacSyncerMetrics {
+  readonly subjects: Gauge<'binding'>;
+  readonly reconciles: Counter<'profile' | 'result'>;
+  readonly reconcileSeconds: Histogram<'profile'>;
+  readonly writes: Counter<'kind' | 'verb'>;
+  readonly watchRestarts: Gauge<'resource'>;
+  readonly lastSync: Gauge<'resource'>;
+  readonly leader: Gauge;
+
+  constructor(@Inject(Registry) registry: Registry) {
+    const registers = [registry];
+    this.subjects = new Gauge({ name: 'outrigger_rbac_syncer_binding_subjects', help: 'Subjects in each managed binding (after the last reconcile).', labelNames: ['binding'], registers });
+    this.reconciles = new Counter({ name: 'outrigger_rbac_syncer_reconciles_total', help: 'Reconciles by profile and result (unchanged, applied, error, skipped).', labelNames: ['profile', 'result'], registers });
+    this.reconcileSeconds = new Histogram({
+      name: 'outrigger_rbac_syncer_reconcile_duration_seconds',
+      help: 'Time of one reconcile of a profile.',
+      labelNames: ['profile'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.writes = new Counter({ name: 'outrigger_rbac_syncer_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
+    this.watchRestarts = new Gauge({ name: 'outrigger_rbac_syncer_watch_restarts', help: 'List/watch restarts after errors, per watched resource.', labelNames: ['resource'], registers });
+    this.lastSync = new Gauge({ name: 'outrigger_rbac_syncer_last_sync_timestamp_seconds', help: 'Last complete list of each watched resource.', labelNames: ['resource'], registers });
+    this.leader = new Gauge({ name: 'outrigger_rbac_syncer_leader', help: '1 while this replica holds the Lease.', registers });
+  }
+}
