@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { TerminusModule } from '@nestjs/terminus';
+import { MetricsModule } from '@outrigger/service';
+import { certManagerConfig } from './config/cert-manager.config.js';
+import { kubeProviders } from './controller/kube.providers.js';
+import { RotationController } from './controller/rotation-controller.js';
+import { RotationReconciler } from './controller/rotation-reconciler.js';
+import { CertManagerHealth } from './health/cert-manager.health.js';
+import { HealthController } from './health/health.controller.js';
+import { CertManagerMetrics } from './metrics/cert-manager.metrics.js';
+
+@Module({
+  imports: [
+    ConfigModule.forRoot({ ignoreEnvFile: true, load: [certManagerConfig] }),
+    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 5_000 }),
+    MetricsModule.forRoot({ service: 'cert-manager' }),
+  ],
+  controllers: [HealthController],
+  providers: [...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
+})
+export class AppModule {}

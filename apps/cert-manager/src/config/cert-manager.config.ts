@@ -1,0 +1,107 @@
+import { registerAs, type ConfigType } from '@nestjs/config';
+import type { WebhookClientTarget } from '@outrigger/admission';
+import { envField, parseEnv } from '@outrigger/service';
+import { z } from 'zod';
+import { resolveRotationConfig } from '../rotation/index.js';
+import { parseDuration } from './duration.js';
+
+/** An optional duration variable (`90d`, `1h30m`, `45s`); undefined keeps the default. */
+const duration = () =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return undefined;
+      try {
+        return parseDuration(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    });
+
+const schema = z.object({
+  PORT: envField.port(8080),
+  /** The install namespace: holds both Secrets, the Service and the Lease (downward API). */
+  POD_NAMESPACE: z.string().min(1, 'the install namespace is required (set it from the downward API)'),
+  POD_NAME: z.string().optional(),
+  /** Unset: in-cluster credentials. */
+  KUBECONFIG: z.string().optional(),
+  CA_SECRET_NAME: z.string().min(1).default('outrigger-webhook-ca'),
+  SERVING_SECRET_NAME: z.string().min(1).default('outrigger-injector-tls'),
+  SERVICE_NAME: z.string().min(1).default('outrigger-injector'),
+  CLUSTER_DOMAIN: z.string().optional(),
+  EXTRA_DNS_NAMES: envField.list(),
+  EXTRA_IP_ADDRESSES: envField.list(),
+  CA_LIFETIME: duration(),
+  LEAF_LIFETIME: duration(),
+  KEY_BITS: z.coerce.number().int().optional(),
+  /** How long a retired CA stays published after a new leaf, for injectors to reload it. */
+  SETTLE: duration(),
+  /** Upper bound between two reconciles, and the wall-clock check period (suspended machines). */
+  RECHECK: duration(),
+  /** MutatingWebhookConfigurations managed by name (comma-separated). */
+  WEBHOOK_NAMES: envField.list(),
+  /** Also manage every configuration annotated `outrigger.dev/inject-ca-from: <ns>/<secret>` for our Secrets. */
+  WEBHOOK_SELECT_BY_ANNOTATION: envField.bool(true),
+  /** true: create the MutatingWebhookConfiguration itself; false: keep a shipped one in sync. */
+  REGISTER_WEBHOOK: envField.bool(false),
+  WEBHOOK_CONFIGURATION_NAME: z.string().min(1).default('outrigger-injector'),
+  /** Register in url mode (https://127.0.0.1:<port>/mutate) for local runs; unset: service mode. */
+  WEBHOOK_URL_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  WEBHOOK_SERVICE_PORT: z.coerce.number().int().min(1).max(65535).default(443),
+  WEBHOOK_FAILURE_POLICY: z.enum(['Fail', 'Ignore']).default('Fail'),
+  LEASE_NAME: z.string().min(1).default('outrigger-cert-manager'),
+  LEASE_DURATION: duration(),
+  LEASE_RENEW_DEADLINE: duration(),
+  LEASE_RETRY_PERIOD: duration(),
+  /** /readyz fails when the serving leaf expires sooner than this. */
+  READY_MIN_VALIDITY: duration(),
+});
+
+export const certManagerConfig = registerAs('certManager', () => {
+  const env = parseEnv(schema);
+  const rotation = resolveRotationConfig({
+    serviceName: env.SERVICE_NAME,
+    namespace: env.POD_NAMESPACE,
+    clusterDomain: env.CLUSTER_DOMAIN,
+    extraDnsNames: env.EXTRA_DNS_NAMES,
+    ipAddresses: env.EXTRA_IP_ADDRESSES,
+    caLifetimeMs: env.CA_LIFETIME,
+    leafLifetimeMs: env.LEAF_LIFETIME,
+    keyBits: env.KEY_BITS,
+    settleMs: env.SETTLE,
+    recheckMs: env.RECHECK,
+  });
+  const client: WebhookClientTarget =
+    env.WEBHOOK_URL_PORT !== undefined
+      ? { mode: 'url', port: env.WEBHOOK_URL_PORT }
+      : { mode: 'service', name: env.SERVICE_NAME, namespace: env.POD_NAMESPACE, port: env.WEBHOOK_SERVICE_PORT };
+  return {
+    port: env.PORT,
+    namespace: env.POD_NAMESPACE,
+    instance: env.POD_NAME,
+    kubeconfig: env.KUBECONFIG,
+    caSecretName: env.CA_SECRET_NAME,
+    servingSecretName: env.SERVING_SECRET_NAME,
+    rotation,
+    webhooks: {
+      names: env.WEBHOOK_NAMES,
+      selectByAnnotation: env.WEBHOOK_SELECT_BY_ANNOTATION,
+      register: env.REGISTER_WEBHOOK
+        ? { name: env.WEBHOOK_CONFIGURATION_NAME, client, failurePolicy: env.WEBHOOK_FAILURE_POLICY }
+        : undefined,
+    },
+    lease: {
+      name: env.LEASE_NAME,
+      durationMs: env.LEASE_DURATION ?? 15_000,
+      renewDeadlineMs: env.LEASE_RENEW_DEADLINE ?? 10_000,
+      retryPeriodMs: env.LEASE_RETRY_PERIOD ?? 2_000,
+    },
+    /** Wall-clock check: never longer than the planner's recheck bound, at most every 30 s. */
+    wallClockCheckMs: Math.min(30_000, rotation.recheckMs),
+    readyMinValidityMs: env.READY_MIN_VALIDITY,
+  };
+});
+
+export type CertManagerConfig = ConfigType<typeof certManagerConfig>;
