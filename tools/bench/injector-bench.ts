@@ -1,0 +1,166 @@
+/**
+ * Benchmark (not a test) of the built injector against a minimal hand-written node:https webhook
+ * doing the same work, with autocannon. Prints requests/s, p50, p99, the injector/baseline ratio,
+ * p99 at a fixed 1000 req/s and the latency of single ~1.5 MiB pods, next to their targets.
+ *
+ *   npx tsx --conditions development tools/bench/injector-bench.ts [--duration 10]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import autocannon, { type Result } from 'autocannon';
+import { freePort, startApp } from '@outrigger/control-plane';
+import { issueCertificate } from '@outrigger/pki';
+
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, rate: { type: 'string', default: '1000' } } });
+const DURATION = Number(values.duration);
+const RATE = Number(values.rate);
+const CONNECTIONS = 10;
+
+const root = new URL('../../', import.meta.url);
+const rootPath = root.pathname;
+if (!existsSync(new URL('dist/apps/injector/main.js', root))) {
+  console.log('dist/apps/injector/main.js is missing: building it');
+  execFileSync('npx', ['nx', 'run', 'injector:build'], { cwd: rootPath, stdio: 'inherit' });
+}
+
+// ---- bodies: opted-in pods from the fixtures, and one padded to ~1.5 MiB -------------------------
+type Obj = Record<string, unknown>;
+const fixture = (name: string) => readFileSync(new URL(`libs/admission/fixtures/reviews/${name}`, root), 'utf8');
+const realistic = ['v1-pod-opted-in.json', 'v1beta1-pod-opted-in.json', 'v1-pod-dry-run.json'].map(fixture);
+
+function bigPod(targetBytes: number): string {
+  const review = JSON.parse(fixture('v1-pod-opted-in.json')) as Obj;
+  const pod = (review['request'] as Obj)['object'] as Obj;
+  const annotations = (pod['metadata'] as Obj)['annotations'] as Obj;
+  const container = ((pod['spec'] as Obj)['containers'] as Obj[])[0] as Obj;
+  const env = ((container['env'] as Obj[] | undefined) ?? []).slice();
+  container['env'] = env;
+  let size = JSON.stringify(review).length;
+  for (let i = 0; size < targetBytes; i++) {
+    const entry = { name: `PADDING_VARIABLE_${i}`, value: `value-${i}-${'v'.repeat(150)}` };
+    env.push(entry);
+    size += JSON.stringify(entry).length + 1;
+    if (i % 10 === 0) {
+      const value = `${'a'.repeat(300)}-${i}`;
+      annotations[`padding.example.com/annotation-${i}`] = value;
+      size += value.length + 40;
+    }
+  }
+  return JSON.stringify(review);
+}
+const big = bigPod(1.5 * 1024 * 1024);
+
+// ---- servers ----------------------------------------------------------------------------------------
+const ca = issueCertificate({ commonName: 'bench-ca', usage: 'ca', lifetimeMs: 24 * 3600_000 });
+const serving = issueCertificate({ commonName: 'injector', usage: 'server', lifetimeMs: 3600_000, issuer: ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+const dir = mkdtempSync(join(tmpdir(), 'injector-bench-'));
+writeFileSync(join(dir, 'tls.crt'), serving.cert);
+writeFileSync(join(dir, 'tls.key'), serving.key);
+
+const injectorPort = await freePort();
+const injector = await startApp('injector', {
+  env: { PORT: String(injectorPort), TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
+  readyUrl: `https://127.0.0.1:${injectorPort}/healthz`,
+  ca: ca.cert,
+  logFile: join(dir, 'injector.log'),
+});
+
+const baselinePort = await freePort();
+// tsx's loader is not inherited by worker threads: the worker registers it before loading the server.
+const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => { register(); return import(${JSON.stringify(new URL('./baseline-server.ts', import.meta.url).href)}); })`;
+const worker = new Worker(bootstrap, {
+  eval: true,
+  workerData: { baseline: true, port: baselinePort, cert: serving.cert, key: serving.key },
+  execArgv: ['--conditions', 'development'],
+});
+await new Promise<void>((resolve, reject) => {
+  worker.once('message', () => resolve());
+  worker.once('error', reject);
+});
+
+const targets = { injector: `https://127.0.0.1:${injectorPort}`, baseline: `https://127.0.0.1:${baselinePort}` } as const;
+type Target = keyof typeof targets;
+
+// ---- helpers ------------------------------------------------------------------------------------------
+const agent = new Agent({ ca: ca.cert, keepAlive: true, maxSockets: 1 });
+function post(url: string, body: string): Promise<{ status: number; ms: number; reply: string }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/mutate`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, reply: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function sanity(target: Target): Promise<void> {
+  for (const body of [...realistic, big]) {
+    const { status, reply } = await post(targets[target], body);
+    const response = (JSON.parse(reply) as { response?: { allowed?: boolean; patch?: string } }).response;
+    if (status !== 200 || response?.allowed !== true || !response.patch) throw new Error(`${target}: expected an injecting 200, got ${status} ${reply.slice(0, 300)}`);
+  }
+}
+
+function cannon(target: Target, bodies: readonly string[], options: { duration: number; overallRate?: number }): Promise<Result> {
+  return autocannon({
+    url: `${targets[target]}/mutate`,
+    connections: CONNECTIONS,
+    duration: options.duration,
+    ...(options.overallRate ? { overallRate: options.overallRate } : {}),
+    requests: bodies.map((body) => ({ method: 'POST', path: '/mutate', headers: { 'content-type': 'application/json' }, body })),
+  });
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+};
+const f = (n: number, digits = 2) => n.toFixed(digits);
+const line = (label: string, r: Result) =>
+  `${label.padEnd(34)} ${f(r.requests.average, 0).padStart(7)} req/s   p50 ${f(r.latency.p50).padStart(6)} ms   p99 ${f(r.latency.p99).padStart(6)} ms   non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
+const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+
+// ---- runs ---------------------------------------------------------------------------------------------
+try {
+  await sanity('injector');
+  await sanity('baseline');
+  console.log(`bodies: ${realistic.length} opted-in fixture reviews (${realistic.map((b) => b.length).join(', ')} bytes); big pod ${(big.length / 1024 / 1024).toFixed(2)} MiB`);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; baseline in a worker thread of this process\n`);
+
+  const results: Partial<Record<Target, Result>> = {};
+  for (const target of ['injector', 'baseline'] as const) {
+    await cannon(target, realistic, { duration: 2 }); // warm-up (JIT, TLS sessions)
+    results[target] = await cannon(target, realistic, { duration: DURATION });
+    console.log(line(`${target} max throughput`, results[target] as Result));
+  }
+  const ratio = (results.injector as Result).requests.average / (results.baseline as Result).requests.average;
+  console.log(`\nratio injector/baseline: ${f(ratio)}x   target >= 0.80x   ${verdict(ratio >= 0.8)}\n`);
+
+  const fixed: Partial<Record<Target, Result>> = {};
+  for (const target of ['injector', 'baseline'] as const) {
+    fixed[target] = await cannon(target, realistic, { duration: DURATION, overallRate: RATE });
+    console.log(line(`${target} at ${RATE} req/s`, fixed[target] as Result));
+  }
+  const p99 = (fixed.injector as Result).latency.p99;
+  console.log(`\ninjector p99 at ${RATE} req/s: ${f(p99)} ms   target <= 5 ms   ${verdict(p99 <= 5)}\n`);
+
+  for (const target of ['injector', 'baseline'] as const) {
+    for (let i = 0; i < 3; i++) await post(targets[target], big);
+    const times: number[] = [];
+    for (let i = 0; i < 20; i++) times.push((await post(targets[target], big)).ms);
+    const m = median(times);
+    console.log(`${`${target} single ${(big.length / 1024 / 1024).toFixed(2)} MiB pod`.padEnd(34)} median ${f(m)} ms (min ${f(Math.min(...times))}, max ${f(Math.max(...times))}, n=20)${target === 'injector' ? `   target < 50 ms   ${verdict(m < 50)}` : ''}`);
+  }
+} finally {
+  agent.destroy();
+  await worker.terminate();
+  await injector.stop();
+}
