@@ -143,6 +143,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       log: this.logger,
     });
 
+    this.metrics.observeWatches(() =>
+      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings }).map(([resource, r]) => ({ resource, ...r.status() })),
+    );
     this.pods.start();
     this.namespaces.start();
     this.bindings.start();
@@ -164,11 +167,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const all = Object.values(watches);
     const synced = all.every((s) => s?.hasSynced === true);
     const complete = this.viewComplete();
-    for (const [resource, s] of Object.entries(watches)) {
-      if (!s) continue;
-      this.metrics.watchRestarts.set({ resource }, s.restarts);
-      if (s.lastSyncAt) this.metrics.lastSync.set({ resource }, s.lastSyncAt.getTime() / 1000);
-    }
     return {
       profiles: this.profiles.map((p) => p.name),
       synced,

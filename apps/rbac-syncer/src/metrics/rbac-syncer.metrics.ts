@@ -1,6 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** What the watches report at scrape time (read from the reflectors, never copied). */
+export interface WatchSample {
+  readonly resource: string;
+  readonly restarts: number;
+  readonly lastSyncAt?: Date;
+}
+
 /** The syncer's own metrics, registered once on the service registry. */
 @Injectable()
 export class RbacSyncerMetrics {
@@ -11,6 +18,7 @@ export class RbacSyncerMetrics {
   readonly watchRestarts: Gauge<'resource'>;
   readonly lastSync: Gauge<'resource'>;
   readonly leader: Gauge;
+  private watchSource: () => readonly WatchSample[] = () => [];
 
   constructor(@Inject(Registry) registry: Registry) {
     const registers = [registry];
@@ -24,8 +32,27 @@ export class RbacSyncerMetrics {
       registers,
     });
     this.writes = new Counter({ name: 'outrigger_rbac_syncer_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
-    this.watchRestarts = new Gauge({ name: 'outrigger_rbac_syncer_watch_restarts', help: 'List/watch restarts after errors, per watched resource.', labelNames: ['resource'], registers });
-    this.lastSync = new Gauge({ name: 'outrigger_rbac_syncer_last_sync_timestamp_seconds', help: 'Last complete list of each watched resource.', labelNames: ['resource'], registers });
+    // Arrow functions: prom-client calls collect() with the gauge as `this`.
+    const samples = () => this.watchSource();
+    this.watchRestarts = new Gauge({
+      name: 'outrigger_rbac_syncer_watch_restarts',
+      help: 'List/watch restarts after errors, per watched resource.',
+      labelNames: ['resource'],
+      registers,
+      collect: () => samples().forEach((w) => this.watchRestarts.set({ resource: w.resource }, w.restarts)),
+    });
+    this.lastSync = new Gauge({
+      name: 'outrigger_rbac_syncer_last_sync_timestamp_seconds',
+      help: 'Last complete list of each watched resource.',
+      labelNames: ['resource'],
+      registers,
+      collect: () => samples().forEach((w) => w.lastSyncAt && this.lastSync.set({ resource: w.resource }, w.lastSyncAt.getTime() / 1000)),
+    });
     this.leader = new Gauge({ name: 'outrigger_rbac_syncer_leader', help: '1 while this replica holds the Lease.', registers });
+  }
+
+  /** Where the watch gauges read from at scrape time. */
+  observeWatches(source: () => readonly WatchSample[]): void {
+    this.watchSource = source;
   }
 }

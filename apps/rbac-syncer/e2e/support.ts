@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ClusterRoleBinding } from '@kubernetes/client-node';
+import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { stringify } from 'yaml';
+
+export const LABELS = { 'outrigger.dev/injection': 'enabled' };
+
+/** A profiles file with the reference profile, its ClusterRole and binding renamed to `binding`. */
+export function writeProfiles(dir: string, binding: string): string {
+  const rules = XXL_JOB_PROFILE.rbac?.rules ?? [];
+  const profile = { ...XXL_JOB_PROFILE, rbac: { rules, clusterRole: binding, binding: { kind: 'ClusterRoleBinding', name: binding } } };
+  const file = join(dir, 'profiles.yaml');
+  writeFileSync(file, stringify({ profiles: [profile] }));
+  return file;
+}
+
+export interface SyncerOptions {
+  readonly kubeconfigPath: string;
+  readonly profilesFile: string;
+  readonly namespace: string;
+  readonly lease: string;
+  readonly port: number;
+  readonly name: string;
+  readonly dir: string;
+}
+
+export function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
+  return startApp('rbac-syncer', {
+    env: {
+      PORT: String(o.port),
+      KUBECONFIG: o.kubeconfigPath,
+      PROFILES_FILE: o.profilesFile,
+      POD_NAMESPACE: o.namespace,
+      GRACE_SECONDS: '2',
+      RESYNC_SECONDS: '30',
+      LEASE_NAME: o.lease,
+      LEASE_DURATION_SECONDS: '3',
+      POD_NAME: o.name,
+    },
+    readyUrl: `http://127.0.0.1:${o.port}/readyz`,
+    logFile: join(o.dir, `${o.name}.log`),
+  });
+}
+
+export async function createPod(kc: KubeConfig, namespace: string, serviceAccount = 'default', optIn = true): Promise<string> {
+  const name = `app-${randomBytes(3).toString('hex')}`;
+  await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name, annotations: optIn ? { 'xxl-agent/enable': 'true' } : {} },
+      spec: { serviceAccountName: serviceAccount, containers: [{ name: 'app', image: 'busybox' }] },
+    },
+  });
+  return name;
+}
+
+export async function deleteAllPods(kc: KubeConfig, namespace: string): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const pods = await core.listNamespacedPod({ namespace });
+  for (const pod of pods.items) await core.deleteNamespacedPod({ namespace, name: pod.metadata?.name ?? '', gracePeriodSeconds: 0 });
+}
+
+/** `Kind:namespace/name` of each subject, or undefined when the binding does not exist. */
+export async function bindingSubjects(kc: KubeConfig, name: string): Promise<string[] | undefined> {
+  let binding: V1ClusterRoleBinding;
+  try {
+    binding = await kc.makeApiClient(RbacAuthorizationV1Api).readClusterRoleBinding({ name });
+  } catch {
+    return undefined;
+  }
+  return (binding.subjects ?? []).map((s) => `${s.kind}:${s.namespace ?? ''}/${s.name}`);
+}
+
+export const sa = (ns: string, name = 'default') => `ServiceAccount:${ns}/${name}`;
+
+export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read().catch((e: Error) => e as unknown as T);
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)?.slice(0, 400)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A sample's value from /metrics; `labels` must all appear in the sample's label set. */
+export async function metric(port: number, name: string, labels: readonly string[] = []): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && labels.every((x) => l.includes(x)));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : undefined;
+}
+
+export async function canExec(kc: KubeConfig, namespace: string, serviceAccount: string): Promise<boolean> {
+  const review = await kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+    body: {
+      spec: {
+        user: `system:serviceaccount:${namespace}:${serviceAccount}`,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+        resourceAttributes: { verb: 'create', resource: 'pods', subresource: 'exec', namespace },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
