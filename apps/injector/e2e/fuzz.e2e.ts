@@ -1,6 +1,6 @@
 import { get } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES, DEEP_POD_STACK_OVERFLOW, hostileCases, type Category } from './fuzz/hostile-reviews.ts';
+import { CATEGORIES, DEEP_POD_STACK_OVERFLOW, hostileCases, loadFixtures, type Category } from './fuzz/hostile-reviews.ts';
 import { startInjector, type RunningInjector } from './fuzz/injector-process.ts';
 import { fuzzAgent, runCases, violation, type OutcomeKind } from './fuzz/send.ts';
 
@@ -41,8 +41,10 @@ describe('POST /mutate under hostile input', () => {
     const failures: string[] = [];
     const seen = new Set<Category>();
     let knownIssueHits = 0;
+    let walked = 0;
     await runCases(hostileCases({ seed: SEED, count: COUNT }), { agent, url: `${injector.baseUrl}/mutate`, concurrency: 8, timeoutMs: TIMEOUT_MS }, (c, o) => {
       seen.add(c.category);
+      if (c.label.endsWith('(walk)')) walked++;
       const key = `${c.category}/${o.kind}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
       if (c.knownIssue && o.kind === '5xx') knownIssueHits++;
@@ -53,6 +55,8 @@ describe('POST /mutate under hostile input', () => {
 
     expect(failures).toEqual([]);
     expect([...seen].sort()).toEqual([...CATEGORIES].sort());
+    // Every field of v1-pod-opted-in.json was replaced in turn by each of the 8 kinds of wrong value.
+    expect(walked).toBe((loadFixtures().find((f) => f.name === 'v1-pod-opted-in.json')?.paths.length ?? 0) * 8);
     const total = (kind: OutcomeKind) => [...counts].filter(([k]) => k.endsWith(`/${kind}`)).reduce((n, [, v]) => n + v, 0);
     expect(total('200') + total('4xx') + knownIssueHits).toBe(COUNT);
     if (knownIssueHits > 0) {

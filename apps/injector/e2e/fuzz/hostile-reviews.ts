@@ -277,22 +277,49 @@ function caseArbitrary(fixtures: readonly Fixture[]): fc.Arbitrary<HostileCase> 
 }
 
 /**
- * The fixed cases, then random ones, `count` in all. Deterministic for a given seed; generated in
- * batches so 100 000 cases never sit in memory together.
+ * Every field of `fixture`, in turn, replaced by each kind of wrong value (null, number, string,
+ * array, object, huge string, boolean, missing), the rest of the review left intact.
  */
-export function* hostileCases(options: { readonly seed: number; readonly count: number }): Generator<HostileCase> {
-  const fixtures = loadFixtures();
-  let produced = 0;
-  for (const c of fixedCases(fixtures)) {
-    if (produced++ >= options.count) return;
-    yield c;
+export function* fieldWalk(fixture: Fixture): Generator<HostileCase> {
+  for (const [i, path] of fixture.paths.entries()) {
+    for (const replacement of REPLACEMENTS) {
+      if (replacement === 'deep') continue;
+      yield {
+        category: replacement === 'huge-string' ? 'huge-string' : 'field-type',
+        label: `${fieldLabel(fixture, path)} <- ${replacement} (walk)`,
+        body: bytes(replaceField(fixture, path, replacement, i)),
+        contentType: JSON_TYPE,
+      };
+    }
   }
-  const arbitrary = caseArbitrary(fixtures);
-  for (let batch = 0; produced < options.count; batch++) {
-    const size = Math.min(500, options.count - produced);
-    for (const c of fc.sample(arbitrary, { seed: options.seed + batch, numRuns: size })) {
+}
+
+export interface HostileCaseOptions {
+  readonly seed: number;
+  readonly count: number;
+  /** Fixtures whose every field is replaced in turn before the random cases (default: v1-pod-opted-in.json). */
+  readonly walk?: readonly string[] | 'all';
+}
+
+/**
+ * The fixed cases, then the field walk, then random ones: `count` in all. Deterministic for a given
+ * seed; generated lazily and in batches so 100 000 cases never sit in memory together.
+ */
+export function* hostileCases(options: HostileCaseOptions): Generator<HostileCase> {
+  const fixtures = loadFixtures();
+  const walk = options.walk === 'all' ? fixtures : fixtures.filter((f) => (options.walk ?? ['v1-pod-opted-in.json']).includes(f.name));
+  let produced = 0;
+  function* upTo(cases: Iterable<HostileCase>): Generator<HostileCase> {
+    for (const c of cases) {
+      if (produced >= options.count) return;
       produced++;
       yield c;
     }
+  }
+  yield* upTo(fixedCases(fixtures));
+  for (const fixture of walk) yield* upTo(fieldWalk(fixture));
+  const arbitrary = caseArbitrary(fixtures);
+  for (let batch = 0; produced < options.count; batch++) {
+    yield* upTo(fc.sample(arbitrary, { seed: options.seed + batch, numRuns: Math.min(500, options.count - produced) }));
   }
 }
