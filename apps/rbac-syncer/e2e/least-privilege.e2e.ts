@@ -1,0 +1,79 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { bindingSubjects, createPod, eventually, LABELS, sa } from './support.js';
+
+// The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
+// built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).
+const RBAC_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/rbac.yaml', import.meta.url));
+const NAMESPACE = 'outrigger-system';
+const SA_NAME = 'outrigger-rbac-syncer';
+const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-least-'));
+
+describe('rbac-syncer with least privilege', () => {
+  let admin: KubeConfig;
+  let kubeconfigPath: string;
+  const started: ManagedProcess[] = [];
+
+  beforeAll(async () => {
+    admin = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
+    const core = admin.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: SA_NAME } } });
+    const token = await core.createNamespacedServiceAccountToken({
+      name: SA_NAME,
+      namespace: NAMESPACE,
+      body: { spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 3600 } },
+    });
+    const cluster = admin.getCurrentCluster();
+    if (!cluster || !token.status?.token) throw new Error('no cluster or no token');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: SA_NAME, token: token.status.token }],
+      contexts: [{ name: SA_NAME, cluster: cluster.name, user: SA_NAME }],
+      currentContext: SA_NAME,
+    });
+    kubeconfigPath = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfigPath, kc.exportConfig());
+  });
+
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+  });
+
+  async function start(name: string): Promise<ManagedProcess> {
+    const port = await freePort();
+    const child = await startApp('rbac-syncer', {
+      env: { PORT: String(port), KUBECONFIG: kubeconfigPath, POD_NAMESPACE: NAMESPACE, GRACE_SECONDS: '2', LEASE_DURATION_SECONDS: '3' },
+      readyUrl: `http://127.0.0.1:${port}/readyz`,
+      logFile: join(dir, `${name}.log`),
+    });
+    started.push(child);
+    return child;
+  }
+
+  it('refuses to start without its permissions and says which are missing', async () => {
+    await expect(start('unprivileged')).rejects.toThrow(/exited during startup/);
+    const log = readFileSync(join(dir, 'unprivileged.log'), 'utf8');
+    expect(log).toMatch(/lacks \d+ permission/);
+    expect(log).toContain('bind clusterroles.rbac.authorization.k8s.io named xxl-agent-exec');
+    expect(log).toContain('list pods');
+  });
+
+  it('does its whole job with only the permissions of rbac.yaml', async () => {
+    execFileSync(join(inject('controlPlane').binDir, 'kubectl'), ['--kubeconfig', inject('controlPlane').kubeconfigPath, 'apply', '-f', RBAC_YAML], { stdio: 'pipe' });
+    await eventually(async () => start('privileged'), (p) => (p as ManagedProcess).running === true, 'the syncer to start', 60_000);
+    const ns = await createTestNamespace(admin, 'least', LABELS);
+    await createPod(admin, ns);
+    // (other e2e files may have left opted-in pods in labelled namespaces: they count too)
+    await eventually(() => bindingSubjects(admin, 'xxl-agent-exec'), (s) => Array.isArray(s) && s.includes(sa(ns)), 'the reference binding');
+    const log = readFileSync(join(dir, 'privileged.log'), 'utf8');
+    expect(log).not.toMatch(/forbidden|could not record/i);
+  });
+});
