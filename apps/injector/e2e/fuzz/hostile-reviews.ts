@@ -33,10 +33,10 @@ export interface HostileCase {
 }
 
 /**
- * KNOWN BUG (libs/admission/src/mutate.ts, outside this suite's files): a pod nested ~100k levels
- * deep makes `cloneJson` (structuredClone) overflow the stack inside mutatePod's try, and again in
- * internalFailure's `cloneJson(original)` inside the catch, so the RangeError escapes
- * reviewResponse and Nest answers 500.
+ * KNOWN BUG (libs/admission/src/mutate.ts, outside this suite's files): a pod nested about 2 000
+ * object levels deep (about 3 200 for arrays) makes `cloneJson` (structuredClone) overflow the
+ * stack inside mutatePod's try, and again in internalFailure's `cloneJson(original)` inside the
+ * catch, so the RangeError escapes reviewResponse and Nest answers 500.
  */
 export const DEEP_POD_STACK_OVERFLOW = 'deep-pod-stack-overflow';
 export type KnownIssue = typeof DEEP_POD_STACK_OVERFLOW;
@@ -93,7 +93,7 @@ export type Replacement = (typeof REPLACEMENTS)[number];
 const HUGE_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024] as const;
 
 /** Serialises `fixture` with the value at `path` replaced; `deep` splices in raw 100k-level nesting. */
-export function replaceField(fixture: Fixture, path: readonly (string | number)[], replacement: Replacement, variant: number): string {
+export function replaceField(fixture: Fixture, path: readonly (string | number)[], replacement: Replacement, variant: number, depth = 100_000): string {
   const copy = structuredClone(fixture.value) as Json;
   const marker = `__outrigger_fuzz_marker_${variant}__`;
   let parent = copy as { [key: string]: Json } | Json[];
@@ -128,12 +128,12 @@ export function replaceField(fixture: Fixture, path: readonly (string | number)[
       break;
     case 'deep':
       slot[last] = marker;
-      return JSON.stringify(copy).replace(JSON.stringify(marker), deepJson(100_000, variant));
+      return JSON.stringify(copy).replace(JSON.stringify(marker), deepJson(depth, variant));
   }
   return JSON.stringify(copy);
 }
 
-/** `n` levels of arrays or objects, as raw JSON text. */
+/** `n` levels of arrays or objects, as raw JSON text; `deep` replacements use 100k unless told. */
 export function deepJson(n: number, variant: number): string {
   switch (variant % 3) {
     case 0:
@@ -181,6 +181,20 @@ export function fixedCases(fixtures: readonly Fixture[]): HostileCase[] {
         body: bytes(replaceField(optedIn, path, 'deep', v)),
         contentType: JSON_TYPE,
         ...withIssue(deepIssue(path)),
+      });
+    }
+  }
+  // Depths a real API server lets through (it caps JSON nesting at 10 000): 500 must be admitted;
+  // from ~2 000 object levels the known stack overflow answers 500.
+  for (const depth of [500, 2_500, 10_000]) {
+    for (let v = 0; v < 3; v++) {
+      const path = ['request', 'object', 'spec', 'priority'];
+      cases.push({
+        category: 'deep-nesting',
+        label: `${fieldLabel(optedIn, path)} <- ${depth} levels (${v})`,
+        body: bytes(replaceField(optedIn, path, 'deep', v, depth)),
+        contentType: JSON_TYPE,
+        ...withIssue(depth > 1_000 ? DEEP_POD_STACK_OVERFLOW : undefined),
       });
     }
   }
