@@ -63,10 +63,11 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       return this.fail(`cannot read ${file}: ${(error as Error).message}`);
     }
+    // The same content is judged once: a bad file is reported once, not on every poll.
     if (text === this.lastText) return undefined;
+    this.lastText = text;
     const parsed = parseProfiles(text);
     if (!parsed.ok) return this.fail(parsed.error);
-    this.lastText = text;
     this.set({ profiles: parsed.value, source: file });
     this.metrics.profileReloads.inc({ result: 'success' });
     this.logger.log(`loaded ${parsed.value.length} profile(s) from ${file}: ${parsed.value.map((p) => p.name).join(', ')}`);

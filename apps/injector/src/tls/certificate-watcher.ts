@@ -20,6 +20,8 @@ export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestr
   private notAfter: Date | undefined;
   private notBefore: Date | undefined;
   private stopWatching: (() => void) | undefined;
+  /** The last candidate looked at, good or bad: the same content is never judged (or logged) twice. */
+  private lastSeen: string | undefined;
 
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
@@ -44,7 +46,9 @@ export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestr
 
   /** Serves `candidate` from now on if it is valid and differs from the current one. */
   offer(candidate: ServingCertificate): boolean {
-    if (this.current && this.current.cert === candidate.cert && this.current.key === candidate.key) return false;
+    const seen = `${candidate.cert}\n${candidate.key}`;
+    if (seen === this.lastSeen) return false;
+    this.lastSeen = seen;
     try {
       const x509 = validateServingCertificate(candidate);
       if (this.notBefore && new Date(x509.validFrom) < this.notBefore) return false;
