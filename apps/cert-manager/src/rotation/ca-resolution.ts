@@ -120,7 +120,9 @@ function loadCa(certPem: string | undefined, keyPem: string | undefined, now: Da
 
 function generateCa(config: RotationConfig, now: Date, issue: IssueFn): KeyPair {
   const issued = issue({
-    commonName: `${config.caCommonName}@${Math.floor(now.getTime() / 1000)}`,
+    // "-", not "@": node-forge writes the CN as PrintableString, which has no "@", and Go (the
+    // API server) then refuses the whole caBundle ("invalid RDNSequence"); openssl does not mind.
+    commonName: `${config.caCommonName}-${Math.floor(now.getTime() / 1000)}`,
     usage: 'ca',
     lifetimeMs: config.caLifetimeMs,
     keyBits: config.keyBits,

@@ -13,7 +13,7 @@ export interface RotationConfig {
   /** Added to the four Service names, e.g. a name used by an out-of-cluster client. */
   readonly extraDnsNames: readonly string[];
   readonly ipAddresses: readonly string[];
-  /** A CA is named `<caCommonName>@<unix seconds of issue>` so each generation is recognisable. */
+  /** A CA is named `<caCommonName>-<unix seconds of issue>` (PrintableString: no `@`) so each generation is recognisable. */
   readonly caCommonName: string;
   readonly caLifetimeMs: number;
   /** Clamped to the signing CA's remaining life: a leaf never outlives its CA. */
@@ -53,6 +53,8 @@ export const ROTATION_DEFAULTS = {
   recheckMs: MINUTE,
 } as const satisfies Omit<RotationConfig, 'serviceName' | 'namespace'>;
 
+/** ASN.1 PrintableString, the type node-forge gives the subject's CN. */
+const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]+$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_NAME = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
@@ -66,6 +68,7 @@ export function resolveRotationConfig(input: RotationConfigInput): RotationConfi
   for (const name of config.extraDnsNames) if (!DNS_NAME.test(name)) problems.push(`extra DNS name "${name}" is not a DNS name`);
   for (const ip of config.ipAddresses) if (isIP(ip) === 0) problems.push(`"${ip}" is not an IP address`);
   if (config.caCommonName.trim() === '') problems.push('caCommonName is empty');
+  else if (!PRINTABLE.test(config.caCommonName)) problems.push(`caCommonName "${config.caCommonName}" has characters outside ASN.1 PrintableString (Go rejects such certificates)`);
   for (const key of ['caLifetimeMs', 'leafLifetimeMs', 'recheckMs'] as const) {
     if (!(Number.isFinite(config[key]) && config[key] > 0)) problems.push(`${key} must be a positive number of milliseconds`);
   }
