@@ -29,7 +29,7 @@ export function requiredPermissions(profiles: readonly AgentProfile[], lease: { 
     if (rbac.binding.kind === 'ClusterRoleBinding') {
       for (const verb of ['get', 'patch']) list.push({ verb, group: RBAC, resource: 'clusterrolebindings', name: rbac.binding.name });
     } else {
-      for (const verb of ['list', 'get', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
+      for (const verb of ['list', 'watch', 'get', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
     }
   }
   return list;

@@ -42,6 +42,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private pods!: Reflector<PodView>;
   private namespaces!: Reflector<true>;
   private bindings!: Reflector<string>;
+  private roleBindings: Reflector<string> | undefined;
   private queue!: WorkQueue;
   private elector!: LeaderElector;
   private reconciler!: ProfileReconciler;
@@ -110,6 +111,18 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       onError: watchError('clusterrolebindings'),
     });
 
+    if (this.profiles.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
+      this.roleBindings = new Reflector<string>(this.kc, {
+        path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings' }),
+        labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+        project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['subjects'] ?? [], obj['roleRef'] ?? null]),
+        deadStreamTimeoutMs,
+        onUpdate: (_k, v) => this.enqueueBindingProfile(v),
+        onDelete: (_k, old) => this.enqueueBindingProfile(old),
+        onError: watchError('rolebindings'),
+      });
+    }
+
     this.elector = new LeaderElector(this.kc, {
       namespace: lease.namespace,
       name: lease.name,
@@ -144,11 +157,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     });
 
     this.metrics.observeWatches(() =>
-      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings }).map(([resource, r]) => ({ resource, ...r.status() })),
+      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings, rolebindings: this.roleBindings }).flatMap(([resource, r]) =>
+        r ? [{ resource, ...r.status() }] : [],
+      ),
     );
     this.pods.start();
     this.namespaces.start();
     this.bindings.start();
+    this.roleBindings?.start();
     void this.queue.process((key) => this.reconcile(key));
     this.elector.start();
     this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
@@ -159,7 +175,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     clearInterval(this.resyncTimer);
     await this.queue?.shutdown();
     await this.elector?.stop(); // releases the Lease: a standby takes over at once
-    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop()]);
+    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop(), this.roleBindings?.stop()]);
   }
 
   status(): SyncerStatus {
