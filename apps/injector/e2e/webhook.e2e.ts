@@ -83,7 +83,7 @@ describe('injector registered with a real kube-apiserver', () => {
     await core.createNamespacedPod({ namespace, body: pod(optedIn, 'billing') });
     const stored = await core.readNamespacedPod({ namespace, name: 'billing' });
     expect(stored.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
-    const agent = stored.spec!.containers[1];
+    const agent = stored.spec?.containers[1] ?? { name: 'missing' };
     const env = Object.fromEntries((agent.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom?.fieldRef?.fieldPath]));
     expect(env).toMatchObject({
       XXL_JOB_ADDR: optedIn['xxl-agent/job-addr'],
@@ -136,7 +136,7 @@ describe('injector registered with a real kube-apiserver', () => {
   it('is idempotent: a pod that already carries the agent gets no second one', async () => {
     const namespace = await createTestNamespace(kc, 'twice', enabled);
     const withAgent = pod(optedIn, 'already');
-    withAgent.spec!.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
+    withAgent.spec?.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
     const created = await core.createNamespacedPod({ namespace, body: withAgent });
     expect(created.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=registry.example/app:1.0', 'xxl-agent=registry.example/custom-agent:2']);
   });

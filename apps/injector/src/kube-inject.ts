@@ -24,7 +24,7 @@ async function main(): Promise<number> {
   }
   const profiles = await loadProfilesOrDefault(values.profiles);
   if (!profiles.ok) return fail(`profiles: ${profiles.error}`);
-  const input = readFileSync(values.filename === '-' ? 0 : values.filename!, 'utf8');
+  const input = readFileSync(!values.filename || values.filename === '-' ? 0 : values.filename, 'utf8');
   const result = injectManifests(input, {
     profiles: profiles.value,
     injectorVersion: INJECTOR_VERSION,

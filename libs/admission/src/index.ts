@@ -1,7 +1,7 @@
 // AdmissionReview in and out
 export * from './admission-types.js';
 export { parseAdmissionReview } from './review.js';
-export { parseJsonBody } from './json-body.js';
+export { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 export {
   allowedResponse,
   deniedResponse,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJsonBody } from './json-body.js';
+import { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 
 describe('parseJsonBody', () => {
   it('decodes a UTF-8 buffer', () => {
@@ -31,5 +31,19 @@ describe('parseJsonBody', () => {
     const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
     expect(() => parseJsonBody(deep)).not.toThrow();
     expect(parseJsonBody('['.repeat(200_000)).ok).toBe(false);
+  });
+});
+
+describe('nesting limit', () => {
+  const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+
+  it('counts depth without recursion, even far past the stack limit', () => {
+    expect(jsonDepth({ a: [1, { b: null }] })).toBe(3);
+    expect(jsonDepth(JSON.parse(nested(200_000)))).toBe(200_000);
+  });
+
+  it('accepts the limit and refuses one level more, naming the reason', () => {
+    expect(parseJsonBody(nested(MAX_JSON_DEPTH)).ok).toBe(true);
+    expect(parseJsonBody(nested(MAX_JSON_DEPTH + 1))).toEqual({ ok: false, error: `body: is nested deeper than ${MAX_JSON_DEPTH} levels` });
   });
 });

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  allowedResponse,
   parseAdmissionReview,
   parseJsonBody,
   protectedNamespacesFor,
@@ -50,7 +51,16 @@ export class AdmissionService {
     const review = parseAdmissionReview(json.value);
     if (!review.ok) return this.invalid(review.error);
 
-    const outcome = reviewResponse(review.value, this.extensions);
+    let outcome: ReturnType<typeof reviewResponse>;
+    try {
+      outcome = reviewResponse(review.value, this.extensions);
+    } catch (error) {
+      // Last resort: the core never throws by design; if it does, admit unchanged rather than 5xx
+      // (with failurePolicy Fail a 5xx would block the pod for nothing the user can fix).
+      this.logger.error(`admitted pod unchanged after an unexpected error (uid ${review.value.request.uid}): ${String(error)}`);
+      this.metrics.requests.inc({ outcome: 'error' });
+      return ok(allowedResponse(review.value, { warnings: ['outrigger: pod admitted without mutation after an internal error; see the injector logs'] }));
+    }
     if (outcome.failure) {
       const where = outcome.failure.extension ?? 'patch check';
       this.logger.error(`admitted pod unchanged after an internal error in ${where} (uid ${review.value.request.uid}): ${String(outcome.failure.error)}`);
