@@ -117,6 +117,19 @@ describe('rbac-syncer', () => {
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding repaired');
   });
 
+  it('repairs ClusterRole rules edited by hand', async () => {
+    await rbac.patchClusterRole(
+      { name: BINDING, body: [{ op: 'add', path: '/rules/-', value: { apiGroups: [''], resources: ['secrets'], verbs: ['get'] } }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    const rules = XXL_JOB_PROFILE.rbac?.rules ?? [];
+    await eventually(
+      async () => (await rbac.readClusterRole({ name: BINDING })).rules?.map((r) => r.resources?.join()),
+      (r) => JSON.stringify(r) === JSON.stringify(rules.map((x) => x.resources.join())),
+      'ClusterRole rules repaired',
+    );
+  });
+
   it('runs one leader among two syncers, and the other takes over when the leader stops', async () => {
     const b = await start(portB, 'syncer-b');
     const leaders = async () => [await metric(portA, 'outrigger_rbac_syncer_leader'), await metric(portB, 'outrigger_rbac_syncer_leader')];

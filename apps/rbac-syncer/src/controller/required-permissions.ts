@@ -14,6 +14,7 @@ export function requiredPermissions(profiles: readonly AgentProfile[], lease: { 
       { verb, group: '', resource: 'pods' },
       { verb, group: '', resource: 'namespaces' },
       { verb, group: RBAC, resource: 'clusterrolebindings' },
+      { verb, group: RBAC, resource: 'clusterroles' },
     ]),
     { verb: 'create', group: RBAC, resource: 'clusterroles' },
     { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },

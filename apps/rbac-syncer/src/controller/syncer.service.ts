@@ -43,6 +43,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private namespaces!: Reflector<true>;
   private bindings!: Reflector<string>;
   private roleBindings: Reflector<string> | undefined;
+  private clusterRoles!: Reflector<string>;
   private queue!: WorkQueue;
   private elector!: LeaderElector;
   private reconciler!: ProfileReconciler;
@@ -111,6 +112,16 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       onError: watchError('clusterrolebindings'),
     });
 
+    // Our ClusterRoles: rule drift is repaired at once too.
+    this.clusterRoles = new Reflector<string>(this.kc, {
+      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterroles' }),
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+      project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['rules'] ?? []]),
+      deadStreamTimeoutMs,
+      onUpdate: (_k, v) => this.enqueueBindingProfile(v),
+      onDelete: (_k, old) => this.enqueueBindingProfile(old),
+      onError: watchError('clusterroles'),
+    });
     if (this.profiles.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
       this.roleBindings = new Reflector<string>(this.kc, {
         path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings' }),
@@ -157,7 +168,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     });
 
     this.metrics.observeWatches(() =>
-      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings, rolebindings: this.roleBindings }).flatMap(([resource, r]) =>
+      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings, rolebindings: this.roleBindings, clusterroles: this.clusterRoles }).flatMap(([resource, r]) =>
         r ? [{ resource, ...r.status() }] : [],
       ),
     );
@@ -165,6 +176,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.namespaces.start();
     this.bindings.start();
     this.roleBindings?.start();
+    this.clusterRoles.start();
     void this.queue.process((key) => this.reconcile(key));
     this.elector.start();
     this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
@@ -175,7 +187,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     clearInterval(this.resyncTimer);
     await this.queue?.shutdown();
     await this.elector?.stop(); // releases the Lease: a standby takes over at once
-    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop(), this.roleBindings?.stop()]);
+    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop(), this.roleBindings?.stop(), this.clusterRoles?.stop()]);
   }
 
   status(): SyncerStatus {
