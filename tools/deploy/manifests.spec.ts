@@ -1,0 +1,162 @@
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { buildMutatingWebhookConfiguration, XXL_JOB_PROFILE_YAML } from '@outrigger/admission';
+import { resolveBinaries } from '@outrigger/control-plane';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type KubeObject } from './render.ts';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
+
+let kubectl: string;
+const rendered = new Map<string, KubeObject[]>();
+
+beforeAll(async () => {
+  kubectl = join(await resolveBinaries(), 'kubectl');
+  for (const path of KUSTOMIZATIONS) rendered.set(path, render(kubectl, path));
+}, 300_000);
+
+const objects = (path: string) => rendered.get(path) ?? [];
+function find(path: string, kind: string, name: string): KubeObject {
+  const object = objects(path).find((o) => o.kind === kind && o.metadata.name === name);
+  if (!object) throw new Error(`${path} renders no ${kind}/${name}`);
+  return object;
+}
+const deployments = (path: string) => objects(path).filter((o) => o.kind === 'Deployment') as any[];
+
+/** The configuration the admission library builds for the shipped names (service mode). */
+const expectedWebhook = () => buildMutatingWebhookConfiguration(expectedWebhookOptions());
+
+/** The object without the metadata.labels the labels transformer adds. */
+function withoutLabels(object: KubeObject): unknown {
+  const { labels: _labels, ...metadata } = object.metadata;
+  return { ...object, metadata };
+}
+
+describe('deploy/ kustomizations', () => {
+  it('finds every base and overlay', () => {
+    expect(KUSTOMIZATIONS).toEqual(
+      expect.arrayContaining(['base/injector', 'base/rbac-syncer', 'base/cert-manager', 'base/webhook', 'base/namespace', 'overlays/dev', 'overlays/prod']),
+    );
+  });
+
+  it('uses the labels transformer, never the deprecated commonLabels', () => {
+    for (const file of kustomizationFiles()) {
+      const kustomization = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      expect(kustomization, file).not.toHaveProperty('commonLabels');
+    }
+  });
+
+  it.each(KUSTOMIZATIONS)('%s renders, every namespaced object in outrigger-system', (path) => {
+    expect(objects(path).length).toBeGreaterThan(0);
+    for (const object of objects(path)) {
+      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration'].includes(object.kind)) continue;
+      expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe(INSTALL_NAMESPACE);
+    }
+  });
+
+  it.each(['base/injector', 'base/rbac-syncer', 'overlays/dev', 'overlays/prod'])('%s: the profiles ConfigMaps hold exactly XXL_JOB_PROFILE_YAML', (path) => {
+    const maps = objects(path).filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-profiles')) as any[];
+    expect(maps.length).toBeGreaterThan(0);
+    for (const map of maps) expect(map.data['profiles.yaml']).toBe(XXL_JOB_PROFILE_YAML);
+  });
+
+  it('base/webhook is exactly what buildMutatingWebhookConfiguration builds for the default names', () => {
+    const shipped = find('base/webhook', 'MutatingWebhookConfiguration', 'outrigger-injector');
+    expect(withoutLabels(shipped)).toEqual(expectedWebhook());
+    expect(shipped.metadata.annotations).toEqual({ 'outrigger.dev/inject-ca-from': 'outrigger-system/outrigger-injector-tls' });
+  });
+
+  it.each([
+    ['overlays/dev', 'Ignore'],
+    ['overlays/prod', 'Fail'],
+  ] as const)('%s: the webhook is the builder output with failurePolicy %s', (path, failurePolicy) => {
+    const shipped = find(path, 'MutatingWebhookConfiguration', 'outrigger-injector');
+    expect(withoutLabels(shipped)).toEqual(buildMutatingWebhookConfiguration({ ...expectedWebhookOptions(), failurePolicy }));
+  });
+
+  it.each(KUSTOMIZATIONS)('%s: every container is non-root, read-only, drops ALL, has requests and limits', (path) => {
+    for (const deployment of deployments(path)) {
+      const pod = deployment.spec.template.spec;
+      const where = `${path} ${deployment.metadata.name}`;
+      expect(pod.securityContext.runAsNonRoot, where).toBe(true);
+      expect(pod.securityContext.seccompProfile, where).toEqual({ type: 'RuntimeDefault' });
+      expect(pod.terminationGracePeriodSeconds, where).toBeGreaterThan(0);
+      for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+        const sc = container.securityContext;
+        expect(sc.runAsNonRoot, where).toBe(true);
+        expect(sc.readOnlyRootFilesystem, where).toBe(true);
+        expect(sc.allowPrivilegeEscalation, where).toBe(false);
+        expect(sc.capabilities.drop, where).toEqual(['ALL']);
+        for (const kind of ['requests', 'limits']) {
+          expect(container.resources?.[kind]?.cpu, `${where} ${kind}.cpu`).toBeDefined();
+          expect(container.resources?.[kind]?.memory, `${where} ${kind}.memory`).toBeDefined();
+        }
+        expect(container.readinessProbe.httpGet.path, where).toBe('/readyz');
+        expect(container.livenessProbe.httpGet.path, where).toBe('/healthz');
+        const namespaceEnv = container.env.find((e: any) => e.name === 'POD_NAMESPACE');
+        expect(namespaceEnv?.valueFrom?.fieldRef?.fieldPath, where).toBe('metadata.namespace');
+      }
+    }
+  });
+
+  it('the injector probes over HTTPS, mounts its serving Secret (not optional) and its profiles, and has no API token', () => {
+    for (const path of ['base/injector', 'overlays/dev', 'overlays/prod']) {
+      const deployment = find(path, 'Deployment', 'outrigger-injector') as any;
+      const pod = deployment.spec.template.spec;
+      const [container] = pod.containers;
+      expect(container.readinessProbe.httpGet.scheme).toBe('HTTPS');
+      expect(container.livenessProbe.httpGet.scheme).toBe('HTTPS');
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.volumes).toEqual(
+        expect.arrayContaining([
+          { name: 'tls', secret: { secretName: 'outrigger-injector-tls', optional: false } },
+          { name: 'profiles', configMap: { name: 'outrigger-injector-profiles' } },
+        ]),
+      );
+      const env = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
+      expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', PROFILES_FILE: '/etc/outrigger/profiles/profiles.yaml' });
+    }
+  });
+
+  it('the injector has no RBAC at all', () => {
+    const kinds = objects('base/injector').map((o) => o.kind);
+    expect(kinds.filter((k) => /Role|Binding/.test(k))).toEqual([]);
+  });
+
+  it('overlays set images through the images transformer', () => {
+    const images = (path: string) => deployments(path).map((d) => d.spec.template.spec.containers[0].image).sort();
+    expect(images('overlays/dev')).toEqual(['ghcr.io/outrigger/cert-manager:dev', 'ghcr.io/outrigger/injector:dev', 'ghcr.io/outrigger/rbac-syncer:dev']);
+    expect(images('overlays/prod')).toEqual(['ghcr.io/outrigger/cert-manager:0.1.0', 'ghcr.io/outrigger/injector:0.1.0', 'ghcr.io/outrigger/rbac-syncer:0.1.0']);
+  });
+
+  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity, network policies and mutual TLS', () => {
+    for (const d of deployments('overlays/dev')) {
+      expect(d.spec.replicas).toBe(1);
+      expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: 'LOG_LEVEL', value: 'debug' });
+    }
+    for (const d of deployments('overlays/prod')) {
+      expect(d.spec.replicas).toBeGreaterThanOrEqual(2);
+      expect(d.spec.template.spec.affinity.podAntiAffinity).toBeDefined();
+      expect(d.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('LOG_LEVEL');
+    }
+    expect(objects('overlays/prod').filter((o) => o.kind === 'NetworkPolicy').length).toBeGreaterThan(0);
+    const injector = find('overlays/prod', 'Deployment', 'outrigger-injector') as any;
+    expect(injector.spec.template.spec.containers[0].env).toContainEqual({ name: 'CLIENT_CA_FILE', value: '/etc/outrigger/client-ca/ca.crt' });
+    expect(injector.spec.template.spec.volumes).toContainEqual({ name: 'client-ca', secret: { secretName: 'outrigger-injector-client-ca', optional: false } });
+  });
+
+  it.each(['base/injector', 'base/rbac-syncer', 'base/cert-manager'])('%s ships a ServiceAccount, a Deployment and a PodDisruptionBudget', (path) => {
+    const kinds = new Set(objects(path).map((o) => o.kind));
+    for (const kind of ['ServiceAccount', 'Deployment', 'PodDisruptionBudget', 'Service']) expect(kinds, `${path} ${kind}`).toContain(kind);
+  });
+});
+
+function expectedWebhookOptions() {
+  return {
+    name: 'outrigger-injector',
+    installNamespace: INSTALL_NAMESPACE,
+    client: { mode: 'service', name: 'outrigger-injector' },
+    injectCaFrom: `${INSTALL_NAMESPACE}/outrigger-injector-tls`,
+  } as const;
+}

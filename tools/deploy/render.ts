@@ -1,0 +1,45 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '@outrigger/control-plane';
+import { parseAllDocuments } from 'yaml';
+
+/** A rendered Kubernetes object, as plain JSON. */
+export interface KubeObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
+  readonly [key: string]: unknown;
+}
+
+export const DEPLOY_DIR = join(repoRoot(), 'deploy');
+export const INSTALL_NAMESPACE = 'outrigger-system';
+
+/** Every base and overlay (directories holding a Kustomization), relative to deploy/. */
+export const KUSTOMIZATIONS = ['base', 'overlays'].flatMap((group) =>
+  readdirSync(join(DEPLOY_DIR, group))
+    .filter((name) => statSync(join(DEPLOY_DIR, group, name, 'kustomization.yaml'), { throwIfNoEntry: false })?.isFile())
+    .map((name) => `${group}/${name}`),
+);
+
+/** Every kustomization.yaml under deploy/ (bases, overlays and components). */
+export function kustomizationFiles(dir = DEPLOY_DIR): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return kustomizationFiles(path);
+    return entry.name === 'kustomization.yaml' ? [path] : [];
+  });
+}
+
+/** `kubectl kustomize deploy/<path>` parsed into objects. */
+export function render(kubectl: string, path: string): KubeObject[] {
+  const out = execFileSync(kubectl, ['kustomize', join(DEPLOY_DIR, path)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return parseAllDocuments(out).map((doc) => {
+    if (doc.errors.length > 0) throw doc.errors[0];
+    return doc.toJS() as KubeObject;
+  });
+}
+
+export function readDeployFile(path: string): string {
+  return readFileSync(join(DEPLOY_DIR, path), 'utf8');
+}
