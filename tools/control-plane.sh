@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
-exec npx tsx --conditions development tools/control-plane.ts "$@"
+exec node --import tsx --conditions development tools/control-plane.ts "$@"

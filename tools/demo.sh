@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh
 echo "==> building the services"
 NX_NO_CLOUD=true NX_TUI=false NX_DAEMON=false npx nx run-many -t build -p injector,rbac-syncer,cert-manager --outputStyle=static >/dev/null
-exec npx tsx --conditions development tools/demo.ts "$@"
+exec node --import tsx --conditions development tools/demo.ts "$@"

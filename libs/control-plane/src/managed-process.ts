@@ -59,7 +59,9 @@ export class ManagedProcess {
 function startWatchdog(childPid: number): void {
   const script = `
     const [parent, child] = process.argv.slice(1).map(Number);
-    const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    const fs = require('node:fs');
+    // A zombie (exited, not yet reaped) still answers kill(pid, 0): read its state instead.
+    const alive = (pid) => { try { return !/^\d+ \(.*\) Z/.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')); } catch { return false; } };
     setInterval(() => {
       if (!alive(child)) process.exit(0);
       if (!alive(parent)) { try { process.kill(child, 'SIGKILL'); } catch {} process.exit(0); }
