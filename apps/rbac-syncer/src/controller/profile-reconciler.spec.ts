@@ -1,0 +1,96 @@
+import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import type { KubeObject } from '@outrigger/kube';
+import { Registry } from 'prom-client';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { PodView } from '../desired/pod-view.js';
+import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
+import { ProfileReconciler } from './profile-reconciler.js';
+
+// An in-memory API server for the four calls the reconciler makes.
+const store = new Map<string, KubeObject>();
+const writes: string[] = [];
+const keyOf = (o: { kind?: string; name?: string; namespace?: string }) => `${o.kind}/${o.namespace ?? ''}/${o.name}`;
+vi.mock('@outrigger/kube', () => ({
+  readObject: async (_kc: unknown, ref: { kind: string; name: string; namespace?: string }) => structuredClone(store.get(keyOf(ref))),
+  applyObject: async (_kc: unknown, obj: KubeObject) => {
+    const key = keyOf({ kind: obj.kind, name: obj.metadata?.name, namespace: obj.metadata?.namespace });
+    writes.push(key);
+    store.set(key, structuredClone({ ...obj, metadata: { ...obj.metadata, uid: 'uid-1' } }));
+    return store.get(key);
+  },
+  kubeJson: async () => ({ items: [] }),
+  classifyApiError: () => ({ kind: 'unknown', message: '', retryable: false }),
+}));
+
+const pod = (namespace: string): PodView => ({ namespace, name: 'p', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
+
+describe('ProfileReconciler', () => {
+  let pods: PodView[];
+  let now: number;
+  let events: { normal: ReturnType<typeof vi.fn> };
+  let reconciler: ProfileReconciler;
+
+  beforeEach(() => {
+    store.clear();
+    writes.length = 0;
+    pods = [];
+    now = 1_000_000;
+    events = { normal: vi.fn(async () => undefined) };
+    reconciler = new ProfileReconciler({
+      kc: {} as never,
+      view: { pods: () => pods, labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true },
+      protectedNamespaces: ['kube-system'],
+      graceMs: 60_000,
+      events: events as never,
+      metrics: new RbacSyncerMetrics(new Registry()),
+      log: { log: () => undefined, warn: () => undefined },
+      now: () => now,
+    });
+  });
+
+  it('creates the ClusterRole and binding once, then writes only when the subject set changes', async () => {
+    pods = [pod('a')];
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(2);
+    expect(writes).toEqual(['ClusterRole//xxl-agent-exec', 'ClusterRoleBinding//xxl-agent-exec']);
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0);
+    pods = [pod('a'), { ...pod('a'), name: 'q' }]; // same ServiceAccount: no change
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0);
+    pods = [pod('a'), pod('b')];
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
+    const binding = store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] };
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'default', namespace: 'a' },
+      { kind: 'ServiceAccount', name: 'default', namespace: 'b' },
+    ]);
+    expect(events.normal).toHaveBeenLastCalledWith(expect.objectContaining({ kind: 'ClusterRoleBinding' }), 'SubjectsChanged', expect.stringContaining('added b/default'));
+  });
+
+  it('keeps a subject through the grace, asks to be woken, then removes it', async () => {
+    pods = [pod('a'), pod('b')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    pods = [pod('b')];
+    const during = await reconciler.reconcile(XXL_JOB_PROFILE);
+    expect(during).toEqual({ wrote: 0, requeueAfterMs: 60_000 });
+    now += 60_000;
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
+    expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'SubjectsChanged', expect.stringMatching(/removed a\/default \(no live opted-in pod/));
+  });
+
+  it('never touches a binding or ClusterRole it does not own', async () => {
+    store.set('ClusterRoleBinding//xxl-agent-exec', { kind: 'ClusterRoleBinding', metadata: { name: 'xxl-agent-exec' }, subjects: [] });
+    store.set('ClusterRole//xxl-agent-exec', { kind: 'ClusterRole', metadata: { name: 'xxl-agent-exec' }, rules: [] });
+    pods = [pod('a')];
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0);
+    expect(writes).toEqual([]);
+  });
+
+  it('repairs a hand edit of its binding', async () => {
+    pods = [pod('a')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    const binding = store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] };
+    binding.subjects.push({ kind: 'User', name: 'mallory', apiGroup: 'rbac.authorization.k8s.io' });
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
+    expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toHaveLength(1);
+    expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'SubjectsChanged', expect.stringContaining('dropped subjects edited in by hand: User:/mallory'));
+  });
+});
