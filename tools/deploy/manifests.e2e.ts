@@ -1,0 +1,195 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
+
+/**
+ * The manifests against a real kube-apiserver (RBAC authorizer): every base and overlay passes a
+ * server-side dry-run apply, and the RBAC the bases ship gives each ServiceAccount what its
+ * service needs and nothing dangerous.
+ */
+const { kubeconfigPath, binDir } = inject('controlPlane');
+const kubectlBin = join(binDir, 'kubectl');
+
+function kubectl(args: readonly string[], input?: string): string {
+  try {
+    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    const e = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`);
+  }
+}
+
+const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+
+beforeAll(() => {
+  // A single base is applied into an existing namespace (the overlays create it themselves).
+  kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
+});
+
+describe('server-side dry-run apply', () => {
+  it.each(KUSTOMIZATIONS)('kubectl apply --server-side --dry-run=server -k deploy/%s', (path) => {
+    const out = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=outrigger-deploy-test', '-k', join(DEPLOY_DIR, path)]);
+    expect(out).toMatch(/serverside-applied|configured|created|unchanged/);
+  });
+});
+
+interface Access {
+  readonly verb: string;
+  readonly group?: string;
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+const RBAC = 'rbac.authorization.k8s.io';
+const ns = INSTALL_NAMESPACE;
+
+/** What each service does against the API server (kept in step with the apps' code). */
+const NEEDED: Record<string, readonly Access[]> = {
+  'outrigger-injector': [],
+  'outrigger-rbac-syncer': [
+    ...['list', 'watch'].flatMap((verb) => [
+      { verb, resource: 'pods' },
+      { verb, resource: 'namespaces' },
+      { verb, group: RBAC, resource: 'clusterrolebindings' },
+      { verb, group: RBAC, resource: 'clusterroles' },
+    ]),
+    { verb: 'create', group: RBAC, resource: 'clusterroles' },
+    { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },
+    ...['get', 'patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: 'xxl-agent-exec' })),
+    ...['get', 'patch'].map((verb) => ({ verb, group: RBAC, resource: 'clusterrolebindings', name: 'xxl-agent-exec' })),
+    ...['get', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-rbac-syncer' })),
+    { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
+    { verb: 'create', resource: 'events', namespace: 'default' },
+  ],
+  'outrigger-cert-manager': [
+    { verb: 'create', resource: 'secrets', namespace: ns },
+    ...['outrigger-webhook-ca', 'outrigger-injector-tls'].flatMap((name) =>
+      ['get', 'list', 'watch', 'update'].map((verb) => ({ verb, resource: 'secrets', namespace: ns, name })),
+    ),
+    ...['get', 'list', 'watch', 'patch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'outrigger-injector' })),
+    ...['get', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-cert-manager' })),
+    { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
+    { verb: 'create', resource: 'events', namespace: 'default' },
+  ],
+};
+
+/** Denied to every Outrigger ServiceAccount. */
+const FORBIDDEN: readonly Access[] = [
+  { verb: 'list', resource: 'secrets' },
+  { verb: 'get', resource: 'secrets' },
+  { verb: 'watch', resource: 'secrets' },
+  { verb: 'list', resource: 'secrets', namespace: 'kube-system' },
+  { verb: 'get', resource: 'secrets', namespace: 'kube-system', name: 'outrigger-injector-tls' },
+  { verb: 'list', resource: 'secrets', namespace: 'default' },
+  { verb: 'escalate', group: RBAC, resource: 'clusterroles' },
+  { verb: 'escalate', group: RBAC, resource: 'clusterroles', name: 'cluster-admin' },
+  { verb: 'bind', group: RBAC, resource: 'clusterroles', name: 'cluster-admin' },
+  { verb: 'escalate', group: RBAC, resource: 'roles', namespace: ns },
+  { verb: 'patch', group: RBAC, resource: 'clusterroles', name: 'cluster-admin' },
+  { verb: 'delete', group: RBAC, resource: 'clusterrolebindings' },
+  { verb: 'impersonate', resource: 'serviceaccounts' },
+  { verb: 'create', resource: 'serviceaccounts/token', namespace: ns },
+  { verb: 'create', resource: 'pods', namespace: ns },
+  { verb: 'create', resource: 'pods/exec', namespace: 'default' },
+  { verb: 'delete', resource: 'namespaces' },
+  { verb: 'create', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
+  { verb: 'delete', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'outrigger-injector' },
+  // Wildcards: a `*` verb, resource or group in any rule would allow these.
+  { verb: '*', group: '*', resource: '*' },
+  { verb: '*', resource: 'pods', namespace: ns },
+  { verb: 'get', group: '*', resource: '*' },
+  { verb: 'deletecollection', resource: 'pods' },
+];
+
+/** The injector reads only files: it may not even read its own Secret or ConfigMap. */
+const INJECTOR_DENIED: readonly Access[] = [
+  { verb: 'get', resource: 'secrets', namespace: ns, name: 'outrigger-injector-tls' },
+  { verb: 'get', resource: 'configmaps', namespace: ns, name: 'outrigger-injector-profiles' },
+  { verb: 'list', resource: 'pods' },
+  { verb: 'watch', resource: 'namespaces' },
+  { verb: 'create', resource: 'events', namespace: ns },
+  { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-injector' },
+  { verb: 'list', group: RBAC, resource: 'clusterroles' },
+];
+
+const describeAccess = (a: Access) => `${a.verb} ${a.group ? `${a.group}/` : ''}${a.resource}${a.name ? `/${a.name}` : ''} in ${a.namespace ?? '(cluster)'}`;
+
+describe('SubjectAccessReview matrix of the shipped RBAC', () => {
+  let authz: AuthorizationV1Api;
+
+  beforeAll(() => {
+    // Apply each base's ServiceAccount and RBAC for real (the workloads are not needed).
+    for (const path of ['base/injector', 'base/rbac-syncer', 'base/cert-manager']) {
+      const rbac = render(kubectlBin, path).filter((o) => RBAC_KINDS.has(o.kind));
+      kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
+    }
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigPath);
+    authz = kc.makeApiClient(AuthorizationV1Api);
+  });
+
+  async function allowed(serviceAccount: string, access: Access): Promise<boolean> {
+    const [resource, subresource] = access.resource.split('/');
+    const review = await authz.createSubjectAccessReview({
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: `system:serviceaccount:${ns}:${serviceAccount}`,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+          resourceAttributes: {
+            verb: access.verb,
+            group: access.group ?? '',
+            resource,
+            ...(subresource ? { subresource } : {}),
+            ...(access.namespace ? { namespace: access.namespace } : {}),
+            ...(access.name ? { name: access.name } : {}),
+          },
+        },
+      },
+    });
+    return review.status?.allowed === true;
+  }
+
+  async function check(serviceAccount: string, list: readonly Access[]): Promise<Record<string, boolean>> {
+    const answers = await Promise.all(list.map(async (access) => [describeAccess(access), await allowed(serviceAccount, access)] as const));
+    return Object.fromEntries(answers);
+  }
+
+  const allTrue = (list: readonly Access[]) => Object.fromEntries(list.map((a) => [describeAccess(a), true]));
+  const allFalse = (list: readonly Access[]) => Object.fromEntries(list.map((a) => [describeAccess(a), false]));
+
+  it('the ServiceAccounts exist', () => {
+    const names = kubectl(['get', 'serviceaccounts', '-n', ns, '-o', 'jsonpath={.items[*].metadata.name}']).split(' ');
+    expect(names).toEqual(expect.arrayContaining(Object.keys(NEEDED)));
+  });
+
+  it.each(['outrigger-rbac-syncer', 'outrigger-cert-manager'])('%s is allowed every verb it needs', async (serviceAccount) => {
+    const needed = NEEDED[serviceAccount] ?? [];
+    expect(needed.length).toBeGreaterThan(0);
+    expect(await check(serviceAccount, needed)).toEqual(allTrue(needed));
+  });
+
+  it.each(Object.keys(NEEDED))('%s is denied cluster-wide secrets, escalate, wildcards and other dangerous verbs', async (serviceAccount) => {
+    expect(await check(serviceAccount, FORBIDDEN)).toEqual(allFalse(FORBIDDEN));
+  });
+
+  it('the injector can do nothing at all, not even what the other services need', async () => {
+    const everything = [...INJECTOR_DENIED, ...Object.values(NEEDED).flat()];
+    expect(await check('outrigger-injector', everything)).toEqual(allFalse(everything));
+  });
+
+  it('the review itself discriminates: a ServiceAccount bound to cluster-admin would fail the matrix', async () => {
+    kubectl(['create', 'clusterrolebinding', 'outrigger-deploy-test-admin', '--clusterrole=cluster-admin', `--serviceaccount=${ns}:outrigger-deploy-test-admin`]);
+    try {
+      const answers = await check('outrigger-deploy-test-admin', FORBIDDEN);
+      expect(Object.values(answers).every(Boolean)).toBe(true);
+    } finally {
+      kubectl(['delete', 'clusterrolebinding', 'outrigger-deploy-test-admin']);
+    }
+  });
+});
