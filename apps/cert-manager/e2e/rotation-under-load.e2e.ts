@@ -99,6 +99,8 @@ describe('rotation under load: injector behind the managed webhook', () => {
           POD_NAME: 'cm-load',
           REGISTER_WEBHOOK: 'true',
           WEBHOOK_CONFIGURATION_NAME: configName,
+          // By name only: the per-name watch that RBAC can limit with resourceNames.
+          WEBHOOK_SELECT_BY_ANNOTATION: 'false',
           WEBHOOK_URL_PORT: String(port),
           EXTRA_IP_ADDRESSES: '127.0.0.1',
           // Certificates are back-dated 5 min, which counts in their life: shorter lifetimes than

@@ -1,9 +1,12 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import type { WebhookClientTarget } from '@outrigger/admission';
+import { BACKDATE_MS } from '@outrigger/pki';
 import { envField, parseEnv } from '@outrigger/service';
 import { z } from 'zod';
 import { resolveRotationConfig } from '../rotation/index.js';
 import { parseDuration } from './duration.js';
+
+const MINUTE = 60_000;
 
 /** An optional duration variable (`90d`, `1h30m`, `45s`); undefined keeps the default. */
 const duration = () =>
@@ -73,6 +76,13 @@ export const certManagerConfig = registerAs('certManager', () => {
     settleMs: env.SETTLE,
     recheckMs: env.RECHECK,
   });
+  // Certificates are back-dated (BACKDATE_MS) and the back-dating counts in their life: a lifetime
+  // this short would be renewed as soon as it is issued, on every run.
+  const minLifetimeMs = (BACKDATE_MS * rotation.renewBeforeFraction) / (1 - rotation.renewBeforeFraction) + MINUTE / 2;
+  const short = (['CA_LIFETIME', 'LEAF_LIFETIME'] as const).filter((k) => (k === 'CA_LIFETIME' ? rotation.caLifetimeMs : rotation.leafLifetimeMs) < minLifetimeMs);
+  if (short.length > 0) {
+    throw new Error(`invalid configuration:\n${short.map((k) => `  ${k}: must be at least ${Math.ceil(minLifetimeMs / 1000)}s (certificates are back-dated ${BACKDATE_MS / 1000}s)`).join('\n')}`);
+  }
   const client: WebhookClientTarget =
     env.WEBHOOK_URL_PORT !== undefined
       ? { mode: 'url', port: env.WEBHOOK_URL_PORT }

@@ -24,7 +24,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
   private readonly log = new Logger(RotationController.name);
   private readonly queue: WorkQueue;
   private readonly elector: LeaderElector;
-  private readonly reflectors: { readonly secrets: Reflector<string>[]; readonly webhooks: Reflector<WebhookProjection> };
+  private readonly reflectors: { readonly secrets: Reflector<string>[]; readonly webhooks: Reflector<WebhookProjection>[] };
   private clock: NodeJS.Timeout | undefined;
   private processing: Promise<void> | undefined;
   private last: Observation | undefined;
@@ -57,24 +57,30 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
         onError: onError(`watch of Secret ${name}`),
       });
     const selection = {
-      names: config.webhooks.register ? [...config.webhooks.names, config.webhooks.register.name] : config.webhooks.names,
+      names: [...new Set(config.webhooks.register ? [...config.webhooks.names, config.webhooks.register.name] : config.webhooks.names)],
       selectByAnnotation: config.webhooks.selectByAnnotation,
       secretRefs: [`${config.namespace}/${config.servingSecretName}`, `${config.namespace}/${config.caSecretName}`],
     };
     this.reflectors = {
       secrets: [secretReflector(config.caSecretName), secretReflector(config.servingSecretName)],
-      webhooks: new Reflector<WebhookProjection>(kc, {
-        path: webhookConfigurationsPath(),
-        project: (obj: KubeObject) =>
-          isManaged(obj, selection)
-            ? ((obj as RawWebhookConfiguration).webhooks ?? []).map((w) => ({ name: w.name, caBundle: w.clientConfig?.caBundle }))
-            : undefined,
-        onAdd: trigger,
-        onUpdate: trigger,
-        onDelete: trigger,
-        onSynced: trigger,
-        onError: onError('watch of MutatingWebhookConfigurations'),
-      }),
+      // By name only: one watch per name (field selector), which RBAC can limit by resourceNames;
+      // with annotation selection, one cluster-wide watch filtered here.
+      webhooks: (config.webhooks.selectByAnnotation ? [undefined] : selection.names).map(
+        (name) =>
+          new Reflector<WebhookProjection>(kc, {
+            path: webhookConfigurationsPath(),
+            ...(name ? { fieldSelector: `metadata.name=${name}` } : {}),
+            project: (obj: KubeObject) =>
+              isManaged(obj, selection)
+                ? ((obj as RawWebhookConfiguration).webhooks ?? []).map((w) => ({ name: w.name, caBundle: w.clientConfig?.caBundle }))
+                : undefined,
+            onAdd: trigger,
+            onUpdate: trigger,
+            onDelete: trigger,
+            onSynced: trigger,
+            onError: onError(`watch of MutatingWebhookConfigurations${name ? ` ${name}` : ''}`),
+          }),
+      ),
     };
     this.elector = new LeaderElector(kc, {
       namespace: config.namespace,
@@ -99,7 +105,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
 
   onApplicationBootstrap(): void {
     this.metrics.leader.set(0);
-    for (const r of [...this.reflectors.secrets, this.reflectors.webhooks]) r.start();
+    for (const r of [...this.reflectors.secrets, ...this.reflectors.webhooks]) r.start();
     this.elector.start();
     // Re-read the wall clock periodically: a nextRunAt timer does not fire early after a suspend.
     this.clock = setInterval(() => this.queue.add(RECONCILE_KEY), this.config.wallClockCheckMs);
@@ -112,7 +118,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
     await this.elector.stop();
     await this.queue.shutdown();
     await this.processing;
-    await Promise.all([...this.reflectors.secrets, this.reflectors.webhooks].map((r) => r.stop()));
+    await Promise.all([...this.reflectors.secrets, ...this.reflectors.webhooks].map((r) => r.stop()));
   }
 
   isLeader(): boolean {
@@ -137,10 +143,9 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
   }
 
   private async run(): Promise<{ requeueAfterMs: number }> {
-    const webhooks = this.reflectors.webhooks.status();
     // Without a complete view of the webhooks, "no webhook holds the new CA" proves nothing.
-    if (!webhooks.hasSynced || !webhooks.viewComplete) return { requeueAfterMs: 1_000 };
-    const observation = await this.reconciler.observe(this.reflectors.webhooks.keys());
+    if (!this.reflectors.webhooks.every((r) => r.status().hasSynced && r.status().viewComplete)) return { requeueAfterMs: 1_000 };
+    const observation = await this.reconciler.observe(this.reflectors.webhooks.flatMap((r) => r.keys()));
     this.last = observation;
     if (!this.elector.isLeader()) {
       this.metrics.reconciles.inc({ result: 'observed' });
