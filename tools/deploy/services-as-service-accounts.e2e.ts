@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
+
+/**
+ * The built cert-manager and rbac-syncer, each authenticated as its own ServiceAccount (a
+ * TokenRequest token, no admin credentials) with only the RBAC from deploy/base: they do their
+ * job. Together with the SubjectAccessReview matrix this shows the shipped RBAC is enough, and
+ * not more than enough.
+ */
+const { kubeconfigPath, binDir } = inject('controlPlane');
+const kubectlBin = join(binDir, 'kubectl');
+const ns = INSTALL_NAMESPACE;
+const dir = mkdtempSync(join(tmpdir(), 'outrigger-deploy-e2e-'));
+const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+const apps: ManagedProcess[] = [];
+
+function kubectl(args: readonly string[], input?: string): string {
+  try {
+    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    const e = error as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.message}`);
+  }
+}
+
+/** A kubeconfig for the same API server that authenticates as the ServiceAccount only. */
+function serviceAccountKubeconfig(serviceAccount: string): string {
+  const token = kubectl(['create', 'token', serviceAccount, '-n', ns, '--duration=1h']).trim();
+  const admin = parse(readFileSync(kubeconfigPath, 'utf8')) as { clusters: unknown[]; contexts: { context: { cluster: string } }[] };
+  const cluster = admin.contexts[0]?.context.cluster;
+  const path = join(dir, `${serviceAccount}.kubeconfig`);
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: admin.clusters,
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: serviceAccount, context: { cluster, user: serviceAccount, namespace: ns } }],
+      'current-context': serviceAccount,
+    }),
+  );
+  return path;
+}
+
+async function run(name: AppName, env: Record<string, string>): Promise<void> {
+  const port = await freePort();
+  apps.push(
+    await startApp(name, {
+      env: { ...env, PORT: String(port), POD_NAMESPACE: ns, LOG_FORMAT: 'text' },
+      readyUrl: `http://127.0.0.1:${port}/readyz`,
+      logFile: join(dir, `${name}.log`),
+      timeoutMs: 60_000,
+    }),
+  );
+}
+
+async function poll<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const getJson = (args: readonly string[]) => {
+  try {
+    return JSON.parse(execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, 'get', ...args, '-o', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+  } catch {
+    return undefined;
+  }
+};
+
+beforeAll(() => {
+  kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
+  for (const path of ['base/rbac-syncer', 'base/cert-manager']) {
+    const rbac = render(kubectlBin, path).filter((o) => RBAC_KINDS.has(o.kind));
+    kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
+  }
+  // The shipped webhook configuration, without caBundle: the cert-manager must fill it in.
+  kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-k', join(DEPLOY_DIR, 'base/webhook')]);
+});
+
+afterAll(async () => {
+  await Promise.all(apps.map((app) => app.stop()));
+  kubectl(['delete', '--ignore-not-found', '-k', join(DEPLOY_DIR, 'base/webhook')]);
+});
+
+describe('the services run with exactly the ServiceAccounts and RBAC from deploy/', () => {
+  it('cert-manager as system:serviceaccount:outrigger-system:outrigger-cert-manager issues both Secrets and fills in the caBundle', async () => {
+    const deployment = render(kubectlBin, 'base/cert-manager').find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    // The Deployment's own settings, so the run matches what is shipped.
+    const env = deployment.spec.template.spec.containers.flatMap((c) => c.env);
+    const shipped = Object.fromEntries(env.flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+    await run('cert-manager', { ...shipped, POD_NAME: 'cert-manager-deploy-e2e', KUBECONFIG: serviceAccountKubeconfig('outrigger-cert-manager') });
+    const serving = await poll('the serving Secret', () => getJson(['secret', 'outrigger-injector-tls', '-n', ns]));
+    expect(Object.keys(serving.data)).toEqual(expect.arrayContaining(['tls.crt', 'tls.key']));
+    expect(getJson(['secret', 'outrigger-webhook-ca', '-n', ns])).toBeDefined();
+    const caBundle = await poll('the caBundle', () => getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0]?.clientConfig?.caBundle as string | undefined);
+    expect(Buffer.from(caBundle, 'base64').toString('utf8')).toContain('-----BEGIN CERTIFICATE-----');
+  });
+
+  it('rbac-syncer as system:serviceaccount:outrigger-system:outrigger-rbac-syncer passes its own permission check and writes its profile ClusterRole', async () => {
+    await run('rbac-syncer', {
+      PROFILES_FILE: join(DEPLOY_DIR, 'base/rbac-syncer/profiles.yaml'),
+      KUBECONFIG: serviceAccountKubeconfig('outrigger-rbac-syncer'),
+    });
+    const role = await poll('ClusterRole xxl-agent-exec', () => getJson(['clusterrole', 'xxl-agent-exec']));
+    expect(role.rules.length).toBeGreaterThan(0);
+  });
+});
