@@ -1,6 +1,6 @@
 import { get } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES, DEEP_POD_STACK_OVERFLOW, hostileCases, loadFixtures, type Category } from './fuzz/hostile-reviews.ts';
+import { CATEGORIES, hostileCases, loadFixtures, type Category } from './fuzz/hostile-reviews.ts';
 import { startInjector, type RunningInjector } from './fuzz/injector-process.ts';
 import { fuzzAgent, runCases, violation, type OutcomeKind } from './fuzz/send.ts';
 
@@ -40,14 +40,14 @@ describe('POST /mutate under hostile input', () => {
     const counts = new Map<string, number>();
     const failures: string[] = [];
     const seen = new Set<Category>();
-    let knownIssueHits = 0;
     let walked = 0;
+    let closedEarly = 0; // the over-limit body: 413 and close, possibly seen as EPIPE by the writer
     await runCases(hostileCases({ seed: SEED, count: COUNT }), { agent, url: `${injector.baseUrl}/mutate`, concurrency: 8, timeoutMs: TIMEOUT_MS }, (c, o) => {
       seen.add(c.category);
       if (c.label.endsWith('(walk)')) walked++;
+      if (c.mayCloseEarly && o.kind === 'error') closedEarly++;
       const key = `${c.category}/${o.kind}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
-      if (c.knownIssue && o.kind === '5xx') knownIssueHits++;
       const problem = violation(c, o);
       if (problem && failures.length < 20) failures.push(`[${c.category}] ${c.label}: ${problem}`);
     });
@@ -58,11 +58,8 @@ describe('POST /mutate under hostile input', () => {
     // Every field of v1-pod-opted-in.json was replaced in turn by each of the 8 kinds of wrong value.
     expect(walked).toBe((loadFixtures().find((f) => f.name === 'v1-pod-opted-in.json')?.paths.length ?? 0) * 8);
     const total = (kind: OutcomeKind) => [...counts].filter(([k]) => k.endsWith(`/${kind}`)).reduce((n, [, v]) => n + v, 0);
-    expect(total('200') + total('4xx') + knownIssueHits).toBe(COUNT);
-    if (knownIssueHits > 0) {
-      // See DEEP_POD_STACK_OVERFLOW: tolerated so CI stays green until libs/admission is fixed.
-      console.warn(`known bug ${DEEP_POD_STACK_OVERFLOW}: ${knownIssueHits} deeply nested pods got HTTP 500`);
-    }
+    expect(total('200') + total('4xx') + closedEarly).toBe(COUNT);
+    expect(closedEarly).toBeLessThanOrEqual(1);
     // Both paths are exercised: plenty of reviews are admitted, plenty are refused.
     expect(total('200')).toBeGreaterThan(COUNT / 10);
     expect(total('4xx')).toBeGreaterThan(COUNT / 10);
