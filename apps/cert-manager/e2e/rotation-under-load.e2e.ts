@@ -167,7 +167,20 @@ describe('rotation under load: injector behind the managed webhook', () => {
         await sleep(500);
       }
     })();
-    await Promise.all([...Array.from({ length: CONCURRENCY }, worker), caWatch]);
+    // Halfway through, someone deletes the serving Secret: it is recreated, and no create fails.
+    const deletion = (async () => {
+      await sleep(LOAD_MS / 2 - 5_000);
+      const before = await core.readNamespacedSecret({ namespace: installNs, name: 'outrigger-injector-tls' });
+      const deletedAt = Date.now();
+      await core.deleteNamespacedSecret({ namespace: installNs, name: 'outrigger-injector-tls' });
+      while (Date.now() < deadline) {
+        const after = await core.readNamespacedSecret({ namespace: installNs, name: 'outrigger-injector-tls' }).catch(() => undefined);
+        if (after && after.metadata?.uid !== before.metadata?.uid) return Date.now() - deletedAt;
+        await sleep(100);
+      }
+      return undefined;
+    })();
+    const [recreatedAfterMs] = await Promise.all([deletion, ...Array.from({ length: CONCURRENCY }, worker), caWatch]);
     const seconds = (Date.now() - started) / 1000;
     await sleep(1_000);
     const served = rotations.slice(1).map((r) => r.servedAfterMs);
@@ -177,6 +190,8 @@ describe('rotation under load: injector behind the managed webhook', () => {
     );
     if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 3).join(' | ')}; last: ${failures.at(-1)}`);
     console.log(`leaf changes at (ms after the load started): ${JSON.stringify(rotations.map((r) => r.seenAt - started))}`);
+    console.log(`serving Secret deleted at t+${LOAD_MS / 2 - 5_000} ms, recreated after ${recreatedAfterMs} ms`);
+    expect(recreatedAfterMs).toBeDefined();
     expect(rotations.length).toBeGreaterThan(1);
     expect(failures).toEqual([]);
     expect(withoutAgent).toBe(0);
