@@ -110,12 +110,33 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     expect(Buffer.from(caBundle, 'base64').toString('utf8')).toContain('-----BEGIN CERTIFICATE-----');
   });
 
-  it('rbac-syncer as system:serviceaccount:outrigger-system:outrigger-rbac-syncer passes its own permission check and writes its profile ClusterRole', async () => {
+  it('rbac-syncer as system:serviceaccount:outrigger-system:outrigger-rbac-syncer passes its own permission check, writes its profile ClusterRole and binds the ServiceAccount of an opted-in pod', async () => {
     await run('rbac-syncer', {
       PROFILES_FILE: join(DEPLOY_DIR, 'base/rbac-syncer/profiles.yaml'),
       KUBECONFIG: serviceAccountKubeconfig('outrigger-rbac-syncer'),
     });
     const role = await poll('ClusterRole xxl-agent-exec', () => getJson(['clusterrole', 'xxl-agent-exec']));
     expect(role.rules.length).toBeGreaterThan(0);
+    // An opted-in pod in a labelled namespace: its ServiceAccount gets bound (escalate/bind/patch in use).
+    const team = 'deploy-e2e-team';
+    kubectl(['create', 'namespace', team]);
+    kubectl(['label', 'namespace', team, 'outrigger.dev/injection=enabled']);
+    kubectl(['create', 'serviceaccount', 'agent', '-n', team]);
+    const pod = stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'app', annotations: { 'xxl-agent/enable': 'true' } },
+      spec: { serviceAccountName: 'agent', containers: [{ name: 'app', image: 'busybox' }] },
+    });
+    // The shipped webhook (failurePolicy Fail) now matches this namespace and no injector runs
+    // here: the pod is refused rather than created without its agent.
+    expect(() => kubectl(['create', '-n', team, '-f', '-'], pod)).toThrow(/failed calling webhook "inject.outrigger.dev"/);
+    kubectl(['delete', '-k', join(DEPLOY_DIR, 'base/webhook')]);
+    kubectl(['create', '-n', team, '-f', '-'], pod);
+    const subjects = await poll('the agent bound', () => {
+      const list = getJson(['clusterrolebinding', 'xxl-agent-exec'])?.subjects as { kind: string; name: string; namespace?: string }[] | undefined;
+      return list?.some((s) => s.kind === 'ServiceAccount' && s.name === 'agent' && s.namespace === team) ? list : undefined;
+    });
+    expect(subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: 'agent', namespace: team }));
   });
 });
