@@ -4,16 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ManagedProcess } from './managed-process.js';
+import { ManagedProcess, processAlive as alive } from './managed-process.js';
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -24,6 +16,18 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_
 }
 
 describe('ManagedProcess', () => {
+  it('counts a zombie as not alive, though kill(pid, 0) still finds it', async () => {
+    // `true` exits; its parent has exec'd `sleep`, which never reaps it: a zombie for 30 s.
+    const log = join(mkdtempSync(join(tmpdir(), 'mp-')), 'log');
+    const p = new ManagedProcess('sh', 'sh', ['-c', 'true & echo $!; exec sleep 30'], log);
+    await waitUntil(() => /^\d+$/m.test(readFileSync(log, 'utf8')), 'the zombie pid');
+    const zombie = Number(readFileSync(log, 'utf8').trim());
+    await waitUntil(() => !alive(zombie), 'the zombie state');
+    expect(() => process.kill(zombie, 0)).not.toThrow();
+    expect(alive(p.pid)).toBe(true);
+    await p.stop();
+  });
+
   it('logs to its file and stops by PID', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mp-'));
     const p = new ManagedProcess('sh', 'sh', ['-c', 'echo started; exec sleep 60'], join(dir, 'log'));

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 
 const live = new Set<ManagedProcess>();
 // A normal exit (tests done, uncaught error) must not leave servers behind.
@@ -56,12 +56,26 @@ export class ManagedProcess {
   }
 }
 
+// `/proc/<pid>/stat` of a zombie: "<pid> (<comm>) Z ...".
+const ZOMBIE_STAT = /^\d+ \(.*\) Z/;
+
+/**
+ * Whether a process is running. A zombie (exited, not yet reaped, which is what an orphan stays
+ * when PID 1 does not reap, as in many containers) still answers kill(pid, 0): read its state.
+ */
+export function processAlive(pid: number): boolean {
+  try {
+    return !ZOMBIE_STAT.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 function startWatchdog(childPid: number): void {
   const script = `
     const [parent, child] = process.argv.slice(1).map(Number);
     const fs = require('node:fs');
-    // A zombie (exited, not yet reaped) still answers kill(pid, 0): read its state instead.
-    const alive = (pid) => { try { return !/^\d+ \(.*\) Z/.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')); } catch { return false; } };
+    const alive = (pid) => { try { return !${ZOMBIE_STAT}.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')); } catch { return false; } };
     setInterval(() => {
       if (!alive(child)) process.exit(0);
       if (!alive(parent)) { try { process.kill(child, 'SIGKILL'); } catch {} process.exit(0); }
