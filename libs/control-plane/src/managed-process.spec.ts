@@ -17,9 +17,9 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs = 15_
 
 describe('ManagedProcess', () => {
   it('counts a zombie as not alive, though kill(pid, 0) still finds it', async () => {
-    // `true` exits; its parent has exec'd `sleep`, which never reaps it: a zombie for 30 s.
+    // The short sleep exits after its parent has exec'd the long one, which never reaps it: a zombie.
     const log = join(mkdtempSync(join(tmpdir(), 'mp-')), 'log');
-    const p = new ManagedProcess('sh', 'sh', ['-c', 'true & echo $!; exec sleep 30'], log);
+    const p = new ManagedProcess('sh', 'sh', ['-c', 'sleep 0.2 & echo $!; exec sleep 30'], log);
     await waitUntil(() => /^\d+$/m.test(readFileSync(log, 'utf8')), 'the zombie pid');
     const zombie = Number(readFileSync(log, 'utf8').trim());
     await waitUntil(() => !alive(zombie), 'the zombie state');
@@ -37,13 +37,14 @@ describe('ManagedProcess', () => {
     expect(alive(p.pid)).toBe(false);
   });
 
-  it('leaves no orphan when its owner is killed with SIGKILL', async () => {
+  it('leaves no orphan when its owner is killed with SIGKILL', { timeout: 30_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mp-'));
     const module = fileURLToPath(new URL('./managed-process.ts', import.meta.url));
     const owner = `
       const { ManagedProcess } = await import(${JSON.stringify(module)});
       const p = new ManagedProcess('sleep', 'sleep', ['60'], ${JSON.stringify(join(dir, 'log'))});
-      console.log(p.pid);
+      // Not console.log: under FORCE_COLOR (set by Nx) it colours numbers.
+      process.stdout.write(p.pid + '\\n');
       setInterval(() => {}, 1000);`;
     const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', owner], { stdio: ['ignore', 'pipe', 'inherit'] });
     const childPid = await new Promise<number>((done) => parent.stdout.once('data', (d: Buffer) => done(Number(d.toString().trim()))));
