@@ -17,6 +17,9 @@ no controller-manager, so pods stay Pending and namespaces need their default Se
   alias kubectl=${cp.binDir}/kubectl
   kubectl get namespaces
 
+kube-apiserver presents a client certificate to webhooks that ask for one (mutual TLS);
+its CA, for the injector's CLIENT_CA_FILE: ${cp.webhookClientCaFile}
+
 Press Ctrl-C to stop.`);
 
 let stopping = false;

@@ -49,7 +49,7 @@ try {
   const tls = await eventually(() => core.readNamespacedSecret({ name: 'outrigger-injector-tls', namespace: NAMESPACE }), 'the serving Secret');
   const certDir = join(logs, 'tls');
   mkdirSync(certDir);
-  // Stands in for the kubelet's Secret volume: the injector reloads these files when they change.
+  // Stands in for the kubelet's Secret volume (the fallback: the injector also watches the Secret).
   const syncFiles = async () => {
     const secret = await core.readNamespacedSecret({ name: 'outrigger-injector-tls', namespace: NAMESPACE });
     for (const key of ['tls.crt', 'tls.key', 'ca.crt']) {
@@ -63,7 +63,14 @@ try {
   step('injector: serving the webhook');
   started.push(
     await startApp('injector', {
-      env: { POD_NAMESPACE: NAMESPACE, PORT: String(injectorPort), TLS_CERT_FILE: join(certDir, 'tls.crt'), TLS_KEY_FILE: join(certDir, 'tls.key'), FILE_POLL_SECONDS: '2' },
+      env: {
+        ...common,
+        PORT: String(injectorPort),
+        TLS_CERT_FILE: join(certDir, 'tls.crt'),
+        TLS_KEY_FILE: join(certDir, 'tls.key'),
+        TLS_SECRET: 'outrigger-injector-tls',
+        FILE_POLL_SECONDS: '2',
+      },
       readyUrl: `https://127.0.0.1:${injectorPort}/readyz`,
       ca: Buffer.from(tls.data?.['ca.crt'] ?? '', 'base64').toString(),
       logFile: join(logs, 'injector.log'),

@@ -100,14 +100,14 @@ describe('deploy/ kustomizations', () => {
     }
   });
 
-  it('the injector probes over HTTPS, mounts its serving Secret (not optional) and its profiles, and has no API token', () => {
+  it('the injector probes over HTTPS, mounts its serving Secret (not optional) and its profiles, and watches the Secret too', () => {
     for (const path of ['base/injector', 'overlays/dev', 'overlays/prod']) {
       const deployment = find(path, 'Deployment', 'outrigger-injector') as any;
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
       expect(container.readinessProbe.httpGet.scheme).toBe('HTTPS');
       expect(container.livenessProbe.httpGet.scheme).toBe('HTTPS');
-      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.automountServiceAccountToken).toBe(true);
       expect(pod.volumes).toEqual(
         expect.arrayContaining([
           { name: 'tls', secret: { secretName: 'outrigger-injector-tls', optional: false } },
@@ -115,13 +115,16 @@ describe('deploy/ kustomizations', () => {
         ]),
       );
       const env = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
-      expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', PROFILES_FILE: '/etc/outrigger/profiles/profiles.yaml' });
+      expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', PROFILES_FILE: '/etc/outrigger/profiles/profiles.yaml', TLS_SECRET: 'outrigger-injector-tls' });
     }
   });
 
-  it('the injector has no RBAC at all', () => {
-    const kinds = objects('base/injector').map((o) => o.kind);
-    expect(kinds.filter((k) => /Role|Binding/.test(k))).toEqual([]);
+  it("the injector's only RBAC is one namespaced Role: read its serving Secret by name", () => {
+    const rbac = objects('base/injector').filter((o) => /Role|Binding/.test(o.kind)) as any[];
+    expect(rbac.map((o) => o.kind).sort()).toEqual(['Role', 'RoleBinding']);
+    expect(rbac.find((o) => o.kind === 'Role').rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['outrigger-injector-tls'], verbs: ['get', 'list', 'watch'] },
+    ]);
   });
 
   it('overlays set images through the images transformer', () => {

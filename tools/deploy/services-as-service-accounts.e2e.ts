@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
+import { freePort, servedFingerprint, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
+import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
 
 /**
- * The built cert-manager and rbac-syncer, each authenticated as its own ServiceAccount (a
+ * The built cert-manager, injector and rbac-syncer, each authenticated as its own ServiceAccount (a
  * TokenRequest token, no admin credentials) with only the RBAC from deploy/base: they do their
  * job. Together with the SubjectAccessReview matrix this shows the shipped RBAC is enough, and
  * not more than enough.
@@ -81,7 +83,7 @@ const getJson = (args: readonly string[]) => {
 
 beforeAll(() => {
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
-  for (const path of ['base/rbac-syncer', 'base/cert-manager']) {
+  for (const path of ['base/rbac-syncer', 'base/cert-manager', 'base/injector']) {
     const rbac = render(kubectlBin, path).filter((o) => RBAC_KINDS.has(o.kind));
     kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
   }
@@ -108,6 +110,43 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     expect(getJson(['secret', 'outrigger-webhook-ca', '-n', ns])).toBeDefined();
     const caBundle = await poll('the caBundle', () => getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0]?.clientConfig?.caBundle as string | undefined);
     expect(Buffer.from(caBundle, 'base64').toString('utf8')).toContain('-----BEGIN CERTIFICATE-----');
+  });
+
+  it('injector as system:serviceaccount:outrigger-system:outrigger-injector serves the leaf it watches in its Secret, not the stale mounted one', async () => {
+    const secret = await poll('the serving Secret', () => getJson(['secret', 'outrigger-injector-tls', '-n', ns]));
+    const fromSecret = new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64').toString('utf8')).fingerprint256;
+    // Files standing in for a mounted Secret the kubelet has not refreshed yet: another certificate.
+    const staleCa = issueCertificate({ commonName: 'stale-ca', usage: 'ca', lifetimeMs: 3_600_000 });
+    const serviceName = `outrigger-injector.${ns}.svc`;
+    const stale = issueCertificate({ commonName: 'stale', usage: 'server', issuer: staleCa, lifetimeMs: 3_600_000, dnsNames: [serviceName] });
+    writeFileSync(join(dir, 'stale.crt'), stale.cert);
+    writeFileSync(join(dir, 'stale.key'), stale.key);
+    const port = await freePort();
+    apps.push(
+      await startApp('injector', {
+        env: {
+          PORT: String(port),
+          POD_NAMESPACE: ns,
+          TLS_CERT_FILE: join(dir, 'stale.crt'),
+          TLS_KEY_FILE: join(dir, 'stale.key'),
+          TLS_SECRET: 'outrigger-injector-tls',
+          KUBECONFIG: serviceAccountKubeconfig('outrigger-injector'),
+        },
+        readyUrl: `https://127.0.0.1:${port}/readyz`,
+        // Either certificate may be served by the time the injector reports ready.
+        ca: staleCa.cert + Buffer.from(secret.data['ca.crt'], 'base64').toString('utf8'),
+        servername: serviceName,
+        logFile: join(dir, 'injector.log'),
+      }),
+    );
+    const deadline = Date.now() + 30_000;
+    let fingerprint = '';
+    while (fingerprint !== fromSecret && Date.now() < deadline) {
+      fingerprint = await servedFingerprint(port).catch(() => '');
+      if (fingerprint !== fromSecret) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(fingerprint).toBe(fromSecret);
+    expect(readFileSync(join(dir, 'injector.log'), 'utf8')).not.toMatch(/forbidden/i);
   });
 
   it('rbac-syncer as system:serviceaccount:outrigger-system:outrigger-rbac-syncer passes its own permission check, writes its profile ClusterRole and binds the ServiceAccount of an opted-in pod', async () => {

@@ -1,16 +1,16 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { type ManagedProcess, createTestNamespace, freePort, kubeConfigFrom, startApp } from '@outrigger/control-plane';
+import { type ManagedProcess, createTestNamespace, freePort, kubeConfigFrom, servedFingerprint, startApp } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 // The injector registered through the webhook configuration the cert-manager creates and keeps
-// (failurePolicy Fail), serving the leaf from the cert-manager's Secret (copied to files the way
-// kubelet swaps a mounted Secret, but at once), while pods are created continuously and short
-// lifetimes force leaf renewals and a CA rotation.
+// (failurePolicy Fail), serving the leaf it watches in the cert-manager's Secret (TLS_SECRET; the
+// files hold only the first leaf, as a mounted Secret would until the kubelet refreshes it), while
+// pods are created continuously and short lifetimes force leaf renewals and a CA rotation.
 const LOAD_MS = Number(process.env.ROTATION_LOAD_MS ?? 80_000);
 const CONCURRENCY = 8;
 const decode = (b64: string | undefined) => Buffer.from(b64 ?? '', 'base64').toString('utf8');
@@ -35,41 +35,42 @@ describe('rotation under load: injector behind the managed webhook', () => {
   let injectorPort: number;
   let syncing = true;
   let sync: Promise<void> | undefined;
-  const rotations: Array<{ fingerprint: string; seenAt: number; servedAfterMs?: number }> = [];
+  const rotations: Array<{ fingerprint: string; seenAt: number; servedAfterMs?: number; verifiedAgainstBundle?: string }> = [];
 
-  function replace(name: string, content: string): void {
-    writeFileSync(join(dir, `.${name}.tmp`), content);
-    renameSync(join(dir, `.${name}.tmp`), join(dir, name));
-  }
-
-  function servedFingerprint(): Promise<string> {
-    return new Promise((done, fail) => {
-      const socket = connect({ host: '127.0.0.1', port: injectorPort, rejectUnauthorized: false }, () => {
-        done(socket.getPeerX509Certificate()?.fingerprint256 ?? '');
+  /** A handshake as the API server makes it: the chain verified against the webhook's caBundle. */
+  async function verifyAgainstBundle(): Promise<string> {
+    const config = await kc.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: configName });
+    const ca = decode(config.webhooks?.[0]?.clientConfig.caBundle);
+    return new Promise((done) => {
+      const socket = connect({ host: '127.0.0.1', port: injectorPort, ca }, () => {
+        done(socket.authorized ? 'ok' : String(socket.authorizationError));
         socket.end();
       });
       socket.setTimeout(2_000, () => socket.destroy(new Error('timeout')));
-      socket.on('error', fail);
+      socket.on('error', (error) => done(error.message));
     });
   }
 
-  /** Copies the serving Secret to files whenever it changes, and measures when the injector serves the new leaf. */
-  async function syncFiles(): Promise<void> {
+  /** Follows the serving Secret, and measures when the injector serves each new leaf. */
+  async function followSecret(): Promise<void> {
     let current = '';
     while (syncing) {
       const secret = await core.readNamespacedSecret({ namespace: installNs, name: 'outrigger-injector-tls' }).catch(() => undefined);
       const cert = decode(secret?.data?.['tls.crt']);
       if (cert && cert !== current) {
         current = cert;
-        replace('tls.key', decode(secret?.data?.['tls.key']));
-        replace('tls.crt', cert);
+        if (rotations.length === 0) {
+          writeFileSync(join(dir, 'tls.key'), decode(secret?.data?.['tls.key']));
+          writeFileSync(join(dir, 'tls.crt'), cert);
+        }
         const rotation = { fingerprint: new X509Certificate(cert).fingerprint256, seenAt: Date.now() } as (typeof rotations)[number];
         rotations.push(rotation);
         if (injectorPort) {
           void (async () => {
             while (syncing && Date.now() - rotation.seenAt < 30_000) {
-              if ((await servedFingerprint().catch(() => '')) === rotation.fingerprint) {
+              if ((await servedFingerprint(injectorPort).catch(() => '')) === rotation.fingerprint) {
                 rotation.servedAfterMs = Date.now() - rotation.seenAt;
+                rotation.verifiedAgainstBundle = await verifyAgainstBundle();
                 return;
               }
               await sleep(50);
@@ -119,12 +120,19 @@ describe('rotation under load: injector behind the managed webhook', () => {
         timeoutMs: 60_000,
       }),
     );
-    sync = syncFiles();
+    sync = followSecret();
     while (rotations.length === 0) await sleep(50);
     const bundle = decode((await core.readNamespacedSecret({ namespace: installNs, name: 'outrigger-injector-tls' })).data?.['ca.crt']);
     apps.push(
       await startApp('injector', {
-        env: { PORT: String(port), TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: installNs, FILE_POLL_SECONDS: '1' },
+        env: {
+          PORT: String(port),
+          TLS_CERT_FILE: join(dir, 'tls.crt'),
+          TLS_KEY_FILE: join(dir, 'tls.key'),
+          TLS_SECRET: 'outrigger-injector-tls',
+          KUBECONFIG: cp.kubeconfigPath,
+          POD_NAMESPACE: installNs,
+        },
         readyUrl: `https://127.0.0.1:${port}/readyz`,
         ca: bundle,
         logFile: join(dir, 'injector.log'),
@@ -182,17 +190,25 @@ describe('rotation under load: injector behind the managed webhook', () => {
     })();
     const [recreatedAfterMs] = await Promise.all([deletion, ...Array.from({ length: CONCURRENCY }, worker), caWatch]);
     const seconds = (Date.now() - started) / 1000;
-    await sleep(1_000);
+    const settled = Date.now() + 10_000;
+    while (rotations.slice(1).some((r) => r.verifiedAgainstBundle === undefined) && Date.now() < settled) await sleep(100);
     const served = rotations.slice(1).map((r) => r.servedAfterMs);
+    const verifications = rotations.slice(1).map((r) => r.verifiedAgainstBundle);
     console.log(
       `rotation under load: ${creates} creates (${(creates / seconds).toFixed(1)}/s), ${failures.length} failures, ${withoutAgent} without agent; ` +
-        `${rotations.length - 1} leaf rotations, ${cas.size} signing CAs seen; injector served each new leaf after (ms, from the Secret change): ${JSON.stringify(served)}`,
+        `${rotations.length - 1} leaf rotations, ${cas.size} signing CAs seen; injector served each new leaf after (ms, from the Secret change): ${JSON.stringify(served)}; ` +
+        `handshakes verified against the webhook's caBundle: ${JSON.stringify(verifications)}`,
     );
     if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 3).join(' | ')}; last: ${failures.at(-1)}`);
     console.log(`leaf changes at (ms after the load started): ${JSON.stringify(rotations.map((r) => r.seenAt - started))}`);
     console.log(`serving Secret deleted at t+${LOAD_MS / 2 - 5_000} ms, recreated after ${recreatedAfterMs} ms`);
     expect(recreatedAfterMs).toBeDefined();
     expect(rotations.length).toBeGreaterThan(1);
+    expect(cas.size).toBeGreaterThan(1);
+    // Every leaf was served (this also bounds pickup: 30 s, against the kubelet's 30–100 s)...
+    expect(served.every((ms) => ms !== undefined)).toBe(true);
+    // ...and the API server's trust (the caBundle) already covered it.
+    expect(verifications.every((v) => v === 'ok')).toBe(true);
     expect(failures).toEqual([]);
     expect(withoutAgent).toBe(0);
   });

@@ -10,6 +10,7 @@ import { InjectorHealth } from './health/injector.health.js';
 import { InjectorMetrics } from './metrics/injector.metrics.js';
 import { ProfilesService } from './profiles/profiles.service.js';
 import { CertificateWatcher } from './tls/certificate-watcher.js';
+import { SecretCertificateSource } from './tls/secret-certificate.source.js';
 
 @Module({
   imports: [
@@ -18,6 +19,6 @@ import { CertificateWatcher } from './tls/certificate-watcher.js';
     MetricsModule.forRoot({ service: 'injector' }),
   ],
   controllers: [MutateController, HealthController],
-  providers: [AdmissionService, ProfilesService, CertificateWatcher, InjectorHealth, InjectorMetrics],
+  providers: [AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

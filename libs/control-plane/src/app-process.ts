@@ -13,6 +13,8 @@ export interface AppOptions {
   readonly readyUrl: string;
   /** CA to trust for an https readyUrl. */
   readonly ca?: string;
+  /** Name the certificate must carry, if not the URL's host (e.g. the Service DNS name). */
+  readonly servername?: string;
   readonly logFile: string;
   readonly timeoutMs?: number;
 }
@@ -26,7 +28,7 @@ export async function startApp(name: AppName, options: AppOptions): Promise<Mana
   let last = '';
   while (Date.now() < deadline) {
     if (!child.running) throw new Error(`${name} exited during startup; see ${options.logFile}`);
-    last = await probe(options.readyUrl, options.ca).catch((e: Error) => e.message);
+    last = await probe(options.readyUrl, options.ca, options.servername).catch((e: Error) => e.message);
     if (last === 'ok') return child;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -34,13 +36,13 @@ export async function startApp(name: AppName, options: AppOptions): Promise<Mana
   throw new Error(`${name} not ready at ${options.readyUrl}: ${last}; see ${options.logFile}`);
 }
 
-function probe(url: string, ca?: string): Promise<string> {
+function probe(url: string, ca?: string, servername?: string): Promise<string> {
   return new Promise((done, fail) => {
     const onResponse = (res: IncomingMessage) => {
       res.resume();
       res.on('end', () => done(res.statusCode === 200 ? 'ok' : `HTTP ${res.statusCode}`));
     };
-    const req = url.startsWith('https:') ? httpsRequest(url, { ca, timeout: 2_000 }, onResponse) : httpRequest(url, { timeout: 2_000 }, onResponse);
+    const req = url.startsWith('https:') ? httpsRequest(url, { ca, servername, timeout: 2_000 }, onResponse) : httpRequest(url, { timeout: 2_000 }, onResponse);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', fail);
     req.end();

@@ -32,6 +32,11 @@ export interface ControlPlane {
   readonly binDir: string;
   /** The cluster CA: signs the serving certificate and client certificates. */
   readonly ca: Issued;
+  /**
+   * The CA of the client certificate kube-apiserver presents to every webhook that asks for one
+   * (its admission configuration): the injector's CLIENT_CA_FILE for mutual TLS.
+   */
+  readonly webhookClientCaFile: string;
   /** Stops kube-apiserver only (etcd keeps the data); for disconnect tests. */
   stopApiServer(): Promise<void>;
   /** Starts kube-apiserver again on the same port with the same flags and waits for /readyz. */
@@ -81,6 +86,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     '--endpoint-reconciler-type=none',
     '--allow-privileged=true',
     '--profiling=false',
+    `--admission-control-config-file=${files.admissionConfig}`,
     ...(options.apiServerArgs ?? []),
   ];
   let apiServer: ManagedProcess | undefined;
@@ -108,6 +114,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       dir,
       binDir,
       ca: files.ca,
+      webhookClientCaFile: files.webhookClientCa,
       stopApiServer: async () => apiServer?.stop(),
       startApiServer,
       stop: async () => {
@@ -133,6 +140,8 @@ function writeCredentials(dir: string) {
   });
   const admin = issueCertificate({ commonName: 'admin', organizations: ['system:masters'], usage: 'client', issuer: ca, lifetimeMs: YEAR_MS });
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const webhookClientCa = issueCertificate({ commonName: 'outrigger-local-webhook-client-ca', usage: 'ca', lifetimeMs: YEAR_MS });
+  const webhookClient = issueCertificate({ commonName: 'kube-apiserver-webhook-client', usage: 'client', issuer: webhookClientCa, lifetimeMs: YEAR_MS });
   const path = (name: string, content: string) => {
     writeFileSync(join(dir, name), content, { mode: 0o600 });
     return join(dir, name);
@@ -147,7 +156,35 @@ function writeCredentials(dir: string) {
     servingKey: path('apiserver.key', serving.key),
     saPublic: path('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
     saPrivate: path('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+    webhookClientCa: path('webhook-client-ca.crt', webhookClientCa.cert),
+    admissionConfig: path('admission-config.yaml', admissionConfigYaml(path('webhook-client.kubeconfig', webhookClientKubeconfigYaml(webhookClient)))),
   };
+}
+
+/**
+ * kube-apiserver's admission configuration: the (validating and mutating) webhook plugins present
+ * `webhookKubeconfig`'s credentials. This is how a cluster admin enables webhook mutual TLS.
+ */
+function admissionConfigYaml(webhookKubeconfig: string): string {
+  const webhookPlugin = (name: string) => ({
+    name,
+    configuration: { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: webhookKubeconfig },
+  });
+  return stringify({
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'AdmissionConfiguration',
+    plugins: [webhookPlugin('MutatingAdmissionWebhook'), webhookPlugin('ValidatingAdmissionWebhook')],
+  });
+}
+
+/** Credentials by webhook host; `*` matches every webhook (sent only to those that ask for a certificate). */
+function webhookClientKubeconfigYaml(client: Issued): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    users: [{ name: '*', user: { 'client-certificate-data': b64(client.cert), 'client-key-data': b64(client.key) } }],
+  });
 }
 
 /** A kubeconfig for `server` authenticating with the client certificate `user`. */

@@ -4,3 +4,4 @@ export * from './managed-process.js';
 export * from './ports.js';
 export * from './test-namespace.js';
 export * from './app-process.js';
+export * from './tls-probe.js';

@@ -7,6 +7,8 @@ export interface ProvidedControlPlane {
   readonly kubeconfigPath: string;
   readonly binDir: string;
   readonly dir: string;
+  /** CA of the client certificate the API server presents to webhooks (mutual TLS). */
+  readonly webhookClientCaFile: string;
 }
 
 declare module 'vitest' {
@@ -18,6 +20,6 @@ declare module 'vitest' {
 /** Vitest globalSetup: one real control plane per test run, handed to tests via `inject('controlPlane')`. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const cp = await startControlPlane({ keepDir: process.env.OUTRIGGER_KEEP_CONTROL_PLANE === '1' });
-  project.provide('controlPlane', { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, binDir: cp.binDir, dir: cp.dir });
+  project.provide('controlPlane', { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, binDir: cp.binDir, dir: cp.dir, webhookClientCaFile: cp.webhookClientCaFile });
   return () => cp.stop();
 }

@@ -8,6 +8,17 @@ const schema = z.object({
   TLS_KEY_FILE: z.string().min(1, 'path of the serving key (PEM) is required'),
   /** Optional: require client certificates signed by this CA (only the API server holds one). */
   CLIENT_CA_FILE: z.string().optional(),
+  /**
+   * Optional: the serving Secret (`name` in POD_NAMESPACE, or `namespace/name`), watched through the
+   * API so a new leaf is served within a second; the kubelet refreshes the mounted files only
+   * every 30–100 s. The files stay the fallback.
+   */
+  TLS_SECRET: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be <name> or <namespace>/<name>')
+    .optional(),
+  /** For TLS_SECRET: the kubeconfig; in a pod, unset (the ServiceAccount is used). */
+  KUBECONFIG: z.string().optional(),
   /** Unset: the built-in reference profile (xxl-job). */
   PROFILES_FILE: z.string().optional(),
   /** The injector's own namespace: never mutated (set from the downward API). */
@@ -22,7 +33,13 @@ export const injectorConfig = registerAs('injector', () => {
   const env = parseEnv(schema);
   return {
     port: env.PORT,
-    tls: { certFile: env.TLS_CERT_FILE, keyFile: env.TLS_KEY_FILE, clientCaFile: env.CLIENT_CA_FILE },
+    tls: {
+      certFile: env.TLS_CERT_FILE,
+      keyFile: env.TLS_KEY_FILE,
+      clientCaFile: env.CLIENT_CA_FILE,
+      secret: env.TLS_SECRET ? secretRef(env.TLS_SECRET, env.POD_NAMESPACE) : undefined,
+    },
+    kubeconfig: env.KUBECONFIG,
     profilesFile: env.PROFILES_FILE,
     ownNamespace: env.POD_NAMESPACE,
     filePollMs: env.FILE_POLL_SECONDS * 1000,
@@ -31,3 +48,8 @@ export const injectorConfig = registerAs('injector', () => {
 });
 
 export type InjectorConfig = ConfigType<typeof injectorConfig>;
+
+function secretRef(value: string, defaultNamespace: string): { namespace: string; name: string } {
+  const slash = value.indexOf('/');
+  return slash < 0 ? { namespace: defaultNamespace, name: value } : { namespace: value.slice(0, slash), name: value.slice(slash + 1) };
+}

@@ -22,6 +22,6 @@ export class InjectorHealth {
     const status = this.certificates.status();
     if (!status) return check.down({ reason: 'no valid serving certificate' });
     if (status.notAfter <= new Date()) return check.down({ reason: `serving certificate expired at ${status.notAfter.toISOString()}` });
-    return check.up({ source: status.source, notAfter: status.notAfter.toISOString() });
+    return check.up({ source: status.source, notAfter: status.notAfter.toISOString(), fingerprint256: status.fingerprint256 });
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type AdmissionOutcome = 'injected' | 'skipped' | 'denied' | 'invalid' | 'error';
 
@@ -10,6 +10,7 @@ export class InjectorMetrics {
   readonly mutationSeconds: Histogram;
   readonly profileReloads: Counter<'result'>;
   readonly certificateReloads: Counter<'result'>;
+  readonly certificateExpiry: Gauge;
 
   constructor(@Inject(Registry) registry: Registry) {
     this.requests = new Counter({
@@ -34,6 +35,11 @@ export class InjectorMetrics {
       name: 'outrigger_injector_certificate_reloads_total',
       help: 'Serving certificate reloads by result (failure keeps the current certificate).',
       labelNames: ['result'],
+      registers: [registry],
+    });
+    this.certificateExpiry = new Gauge({
+      name: 'outrigger_injector_serving_certificate_expiry_timestamp_seconds',
+      help: 'notAfter of the certificate being served (Unix seconds); alert when it comes near.',
       registers: [registry],
     });
   }

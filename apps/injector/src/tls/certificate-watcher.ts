@@ -8,10 +8,11 @@ import { watchFiles } from './file-watch.js';
 import { readServingCertificate, secureContextOptions, validateServingCertificate, type ServingCertificate } from './serving-certificate.js';
 
 /**
- * Keeps the HTTPS server on the newest valid serving certificate without a restart (like
- * controller-runtime's certwatcher). Sources push candidates through `offer`; a candidate that does
- * not parse, does not match its key or has expired is refused and the current one stays; so is an
- * older one (the mounted file lags the Secret by up to a minute: it must not win back).
+ * Keeps the HTTPS server on a valid serving certificate without a restart (like controller-runtime's
+ * certwatcher). Sources push candidates through `offer`; a candidate that does not parse, does not
+ * match its key or has expired is refused and the current one stays. While the Secret is watched
+ * (TLS_SECRET) it is the authority: the mounted files lag it by up to a minute, so they are read
+ * only at startup and while the watch is down, and then never to go back to an older certificate.
  */
 @Injectable()
 export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestroy {
@@ -19,7 +20,10 @@ export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestr
   private current: ServingCertificate | undefined;
   private notAfter: Date | undefined;
   private notBefore: Date | undefined;
+  private fingerprint256: string | undefined;
   private stopWatching: (() => void) | undefined;
+  /** While it answers true, a watched Secret is the authority and the (lagging) files are not read. */
+  private authorityLive: (() => boolean) | undefined;
   /** The last candidate looked at, good or bad: the same content is never judged (or logged) twice. */
   private lastSeen: string | undefined;
 
@@ -39,26 +43,37 @@ export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestr
     this.stopWatching?.();
   }
 
-  /** The certificate being served, and until when it is valid. */
-  status(): { source: string; notAfter: Date } | undefined {
-    return this.current && this.notAfter ? { source: this.current.source, notAfter: this.notAfter } : undefined;
+  /** Called by a source that follows the Secret itself; the files become its fallback. */
+  useAuthority(live: () => boolean): void {
+    this.authorityLive = live;
   }
 
-  /** Serves `candidate` from now on if it is valid and differs from the current one. */
-  offer(candidate: ServingCertificate): boolean {
+  /** The certificate being served: where from, which one (for matching against the Secret), until when. */
+  status(): { source: string; notAfter: Date; fingerprint256: string } | undefined {
+    return this.current && this.notAfter && this.fingerprint256
+      ? { source: this.current.source, notAfter: this.notAfter, fingerprint256: this.fingerprint256 }
+      : undefined;
+  }
+
+  /** Serves `candidate` from now on if it is valid, differs from the current one and, if `onlyIfNewer`, is newer. */
+  offer(candidate: ServingCertificate, { onlyIfNewer = false } = {}): boolean {
     const seen = `${candidate.cert}\n${candidate.key}`;
     if (seen === this.lastSeen) return false;
     this.lastSeen = seen;
+    // The same pair from the other source (the files catching up with the Secret): nothing to do.
+    if (this.current && `${this.current.cert}\n${this.current.key}` === seen) return false;
     try {
       const x509 = validateServingCertificate(candidate);
-      if (this.notBefore && new Date(x509.validFrom) < this.notBefore) return false;
+      if (onlyIfNewer && this.notBefore && new Date(x509.validFrom) < this.notBefore) return false;
       const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
       server.setSecureContext(secureContextOptions(candidate, this.clientCa()));
       this.current = candidate;
       this.notAfter = new Date(x509.validTo);
       this.notBefore = new Date(x509.validFrom);
+      this.fingerprint256 = x509.fingerprint256;
       this.metrics.certificateReloads.inc({ result: 'success' });
-      this.logger.log(`serving certificate ${x509.serialNumber} from ${candidate.source}, valid until ${x509.validTo}`);
+      this.metrics.certificateExpiry.set(this.notAfter.getTime() / 1000);
+      this.logger.log(`serving certificate ${x509.fingerprint256} (serial ${x509.serialNumber}) from ${candidate.source}, valid until ${x509.validTo}`);
       return true;
     } catch (error) {
       this.metrics.certificateReloads.inc({ result: 'failure' });
@@ -68,8 +83,10 @@ export class CertificateWatcher implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private offerFiles(): void {
+    if (this.authorityLive?.()) return;
     try {
-      this.offer(readServingCertificate(this.config.tls.certFile, this.config.tls.keyFile));
+      // With a Secret watch (down at the moment), the files may still lag what it delivered.
+      this.offer(readServingCertificate(this.config.tls.certFile, this.config.tls.keyFile), { onlyIfNewer: this.authorityLive !== undefined });
     } catch (error) {
       // Mid-swap reads fail transiently; the next event or poll tries again.
       this.logger.debug?.(`could not read certificate files: ${(error as Error).message}`);
