@@ -56,9 +56,16 @@ describe('deploy/ kustomizations', () => {
   });
 
   it.each(['base/injector', 'base/rbac-syncer', 'overlays/dev', 'overlays/prod'])('%s: the profiles ConfigMaps hold exactly XXL_JOB_PROFILE_YAML', (path) => {
-    const maps = objects(path).filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-profiles')) as any[];
+    const maps = objects(path).filter((o) => o.kind === 'ConfigMap' && /-profiles(-[a-z0-9]{10})?$/.test(o.metadata.name)) as any[];
     expect(maps.length).toBeGreaterThan(0);
     for (const map of maps) expect(map.data['profiles.yaml']).toBe(XXL_JOB_PROFILE_YAML);
+  });
+
+  it('a profile change rolls the rbac-syncer: its ConfigMap name carries the content hash its Deployment mounts', () => {
+    const map = objects('base/rbac-syncer').find((o) => o.kind === 'ConfigMap') as any;
+    expect(map.metadata.name).toMatch(/^outrigger-rbac-syncer-profiles-[a-z0-9]{10}$/);
+    const deployment = find('base/rbac-syncer', 'Deployment', 'outrigger-rbac-syncer') as any;
+    expect(deployment.spec.template.spec.volumes).toContainEqual(expect.objectContaining({ configMap: expect.objectContaining({ name: map.metadata.name }) }));
   });
 
   it('base/webhook is exactly what buildMutatingWebhookConfiguration builds for the default names', () => {
