@@ -29,7 +29,14 @@ go mod download
 for pkg in k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kubectl; do
   name=$(basename "$pkg"); [ "$name" = v3 ] && name=etcd
   echo "  compiling $name ($((SECONDS - start))s elapsed)" >&2
-  go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$pkg"
+  # kube-apiserver alone compiles for minutes: say we are alive every 30 s.
+  began=$(date +%s)
+  (while sleep 30; do echo "  still compiling $name ($(( $(date +%s) - began ))s)" >&2; done) &
+  ticker=$!
+  status=0
+  go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$pkg" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  [ "$status" -eq 0 ] || exit "$status"
 done
 # Binaries appear in the cache only once all are built, so an interrupted build is never reused.
 for b in "${bins[@]}"; do mv "$tmp/$b" "$dir/$b"; done

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { kubeConfigFrom, kubeconfigYaml } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { describe, expect, inject, it } from 'vitest';
-import { describePermission, missingPermissions, type RequiredPermission } from '../src/index.js';
+import { clientFromKubeconfig, describePermission, loadKubeClient, missingPermissions, type KubeClient, type RequiredPermission } from '../src/index.js';
 import { waitFor } from './wait-for.js';
 
 // What an RBAC syncer would check at startup.
@@ -20,16 +20,14 @@ describe('missingPermissions', () => {
   const admin = kubeConfigFrom(cp.kubeconfigPath);
 
   /** A client for `user`, authenticated by a certificate from the control plane's CA (no RBAC of its own). */
-  function clientFor(user: string): KubeConfig {
+  function clientFor(user: string): KubeClient {
     const ca = { cert: readFileSync(join(cp.dir, 'ca.crt'), 'utf8'), key: readFileSync(join(cp.dir, 'ca.key'), 'utf8') };
     const cert = issueCertificate({ commonName: user, usage: 'client', issuer: ca, lifetimeMs: 3_600_000 });
-    const kc = new KubeConfig();
-    kc.loadFromString(kubeconfigYaml(cp.server, ca.cert, cert, user));
-    return kc;
+    return clientFromKubeconfig(kubeconfigYaml(cp.server, ca.cert, cert, user), join(cp.dir, `${user}.kubeconfig`));
   }
 
   it('finds nothing missing for a cluster admin', async () => {
-    expect(await missingPermissions(admin, required)).toEqual([]);
+    expect(await missingPermissions(loadKubeClient(cp.kubeconfigPath), required)).toEqual([]);
   });
 
   it('lists everything a user without RBAC lacks, then only what is still not granted', async () => {

@@ -1,11 +1,12 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { describe, expect, inject, it } from 'vitest';
-import { EventRecorder } from '../src/index.js';
+import { EventRecorder, loadKubeClient } from '../src/index.js';
 
 describe('EventRecorder', () => {
   const cp = inject('controlPlane');
   const kc = kubeConfigFrom(cp.kubeconfigPath);
+  const client = loadKubeClient(cp.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
 
   it('records an event that kubectl would show for the object (found by field selector)', async () => {
@@ -15,7 +16,7 @@ describe('EventRecorder', () => {
       body: { metadata: { name: 'web' }, spec: { containers: [{ name: 'app', image: 'busybox:1.36' }] } },
     });
     const failures: string[] = [];
-    const recorder = new EventRecorder(kc, { component: 'outrigger-test', instance: 'replica-1', logger: (m) => failures.push(m) });
+    const recorder = new EventRecorder(client, { component: 'outrigger-test', instance: 'replica-1', logger: (m) => failures.push(m) });
     const ref = { apiVersion: 'v1', kind: 'Pod', name: 'web', namespace, uid: pod.metadata?.uid };
     await recorder.warning(ref, 'AgentRbacFailed', 'cannot bind role xyz: forbidden');
     await recorder.normal(ref, 'AgentRbacSynced', 'bound 2 roles');
@@ -37,7 +38,7 @@ describe('EventRecorder', () => {
   });
 
   it('records events about cluster-scoped objects in the default namespace', async () => {
-    const recorder = new EventRecorder(kc, { component: 'outrigger-test', instance: 'replica-1' });
+    const recorder = new EventRecorder(client, { component: 'outrigger-test', instance: 'replica-1' });
     const name = `outrigger-events-${Date.now()}`;
     await recorder.normal({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name }, 'Created', 'for pod a/b');
     const events = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name}` });
@@ -46,11 +47,11 @@ describe('EventRecorder', () => {
 
   it('never throws: a failure goes to the logger with a readable reason', async () => {
     const failures: string[] = [];
-    const recorder = new EventRecorder(kc, { component: 'outrigger-test', instance: 'replica-1', logger: (m) => failures.push(m) });
+    const recorder = new EventRecorder(client, { component: 'outrigger-test', instance: 'replica-1', logger: (m) => failures.push(m) });
     await expect(recorder.warning({ kind: 'Pod', name: 'x', namespace: 'no-such-namespace-here' }, 'Whatever', 'm')).resolves.toBeUndefined();
     expect(failures).toHaveLength(1);
     expect(failures[0]).toMatch(/could not record Warning event Whatever on Pod no-such-namespace-here\/x: HTTP 404 NotFound: namespaces "no-such-namespace-here" not found/);
-    const throwingLogger = new EventRecorder(kc, { component: 'c', instance: 'i', logger: () => { throw new Error('logger broke'); } });
+    const throwingLogger = new EventRecorder(client, { component: 'c', instance: 'i', logger: () => { throw new Error('logger broke'); } });
     await expect(throwingLogger.normal({ kind: 'Pod', name: 'x', namespace: 'no-such-namespace-here' }, 'R', 'm')).resolves.toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { LeaderElector, type LeaderElectionOptions } from '../src/index.js';
+import { LeaderElector, type LeaderElectionOptions, loadKubeClient, type KubeClient } from '../src/index.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { waitFor } from './wait-for.js';
 
@@ -11,6 +11,7 @@ const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 
 describe('LeaderElector', () => {
   const cp = inject('controlPlane');
   const kc = kubeConfigFrom(cp.kubeconfigPath);
+  const client = loadKubeClient(cp.kubeconfigPath);
   const leases = kc.makeApiClient(CoordinationV1Api);
   const running: LeaderElector[] = [];
   afterEach(async () => {
@@ -18,7 +19,7 @@ describe('LeaderElector', () => {
   });
 
   /** An elector that logs its transitions into the shared `log`. */
-  function candidate(client: KubeConfig, namespace: string, who: string, log: string[], extra: Partial<LeaderElectionOptions> = {}) {
+  function candidate(client: KubeClient, namespace: string, who: string, log: string[], extra: Partial<LeaderElectionOptions> = {}) {
     const elector = new LeaderElector(client, {
       namespace,
       name: 'outrigger-test',
@@ -38,8 +39,8 @@ describe('LeaderElector', () => {
     const namespace = await createTestNamespace(kc, 'le-one');
     const log: string[] = [];
     const seen: Record<string, string[]> = { a: [], b: [] };
-    const a = candidate(kc, namespace, 'a', log, { onNewLeader: (id) => seen.a.push(id) }).start();
-    const b = candidate(kc, namespace, 'b', log, { onNewLeader: (id) => seen.b.push(id) }).start();
+    const a = candidate(client, namespace, 'a', log, { onNewLeader: (id) => seen.a.push(id) }).start();
+    const b = candidate(client, namespace, 'b', log, { onNewLeader: (id) => seen.b.push(id) }).start();
     const leader = await waitFor('a leader', () => [a, b].find((e) => e.isLeader()));
     const follower = leader === a ? b : a;
     // The follower has read the lease and deferred to the leader.
@@ -55,9 +56,9 @@ describe('LeaderElector', () => {
   it('hands over at once when the leader stops and releases the lease', async () => {
     const namespace = await createTestNamespace(kc, 'le-release');
     const log: string[] = [];
-    const a = candidate(kc, namespace, 'a', log).start();
+    const a = candidate(client, namespace, 'a', log).start();
     await waitFor('a to lead', () => a.isLeader());
-    const b = candidate(kc, namespace, 'b', log).start();
+    const b = candidate(client, namespace, 'b', log).start();
     await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
     await a.stop();
     const released = await holder(namespace);
@@ -71,9 +72,9 @@ describe('LeaderElector', () => {
   it('without release, the successor takes over only after the lease expired', async () => {
     const namespace = await createTestNamespace(kc, 'le-expire');
     const log: string[] = [];
-    const a = candidate(kc, namespace, 'a', log, { releaseOnStop: false }).start();
+    const a = candidate(client, namespace, 'a', log, { releaseOnStop: false }).start();
     await waitFor('a to lead', () => a.isLeader());
-    const b = candidate(kc, namespace, 'b', log).start();
+    const b = candidate(client, namespace, 'b', log).start();
     await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
     await a.stop();
     expect((await holder(namespace))?.holderIdentity).toBe('a'); // still a's until it expires
@@ -89,9 +90,9 @@ describe('LeaderElector', () => {
     try {
       const log: string[] = [];
       const errors: string[] = [];
-      const a = candidate(proxy.kubeConfig(kc), namespace, 'a', log, { onError: (_e, info) => errors.push(info.message) }).start();
+      const a = candidate(proxy.kubeClient(cp.kubeconfigPath), namespace, 'a', log, { onError: (_e, info) => errors.push(info.message) }).start();
       await waitFor('a to lead', () => a.isLeader());
-      const b = candidate(kc, namespace, 'b', log).start();
+      const b = candidate(client, namespace, 'b', log).start();
       await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
       proxy.cutOff();
       await waitFor('b to lead', () => b.isLeader());
@@ -111,9 +112,9 @@ describe('LeaderElector', () => {
     try {
       const log: string[] = [];
       const seenByA: string[] = [];
-      const a = candidate(proxy.kubeConfig(kc), namespace, 'a', log, { onNewLeader: (id) => seenByA.push(id) }).start();
+      const a = candidate(proxy.kubeClient(cp.kubeconfigPath), namespace, 'a', log, { onNewLeader: (id) => seenByA.push(id) }).start();
       await waitFor('a to lead', () => a.isLeader());
-      const b = candidate(kc, namespace, 'b', log).start();
+      const b = candidate(client, namespace, 'b', log).start();
       await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
       proxy.freeze(); // requests are sent into the void and never answered
       await waitFor('b to lead', () => b.isLeader());
@@ -129,6 +130,6 @@ describe('LeaderElector', () => {
   });
 
   it('refuses timings that could produce two leaders', () => {
-    expect(() => new LeaderElector(kc, { namespace: 'x', name: 'y', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/renewDeadline/);
+    expect(() => new LeaderElector(client, { namespace: 'x', name: 'y', leaseDurationMs: 10_000, renewDeadlineMs: 10_000 })).toThrow(/renewDeadline/);
   });
 });

@@ -1,7 +1,7 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, kubeConfigFrom, startControlPlane } from '@outrigger/control-plane';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { Reflector, resourcePath, type KubeObject, type ReflectorOptions } from '../src/index.js';
+import { Reflector, resourcePath, type KubeObject, type ReflectorOptions, loadKubeClient, type KubeClient } from '../src/index.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { waitFor } from './wait-for.js';
 
@@ -22,12 +22,12 @@ const pod = (name: string, labels: Record<string, string> = {}) => ({
 });
 
 /** A reflector on the pods of one namespace that records what it delivers. */
-function podReflector(kc: KubeConfig, namespace: string, options: Partial<ReflectorOptions<PodView>> = {}) {
+function podReflector(client: KubeClient, namespace: string, options: Partial<ReflectorOptions<PodView>> = {}) {
   const events: string[] = [];
   const errors: string[] = [];
   const rawErrors: unknown[] = [];
   let syncs = 0;
-  const reflector = new Reflector<PodView>(kc, {
+  const reflector = new Reflector<PodView>(client, {
     path: resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }),
     project: projectPod,
     backoff: { baseMs: 100, maxMs: 1_000 },
@@ -44,6 +44,7 @@ function podReflector(kc: KubeConfig, namespace: string, options: Partial<Reflec
 describe('Reflector', () => {
   const cp = inject('controlPlane');
   const kc = kubeConfigFrom(cp.kubeconfigPath);
+  const client = loadKubeClient(cp.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   const cleanup: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
@@ -53,7 +54,7 @@ describe('Reflector', () => {
   it('lists existing pods page by page, then delivers adds, updates and deletes of projections', async () => {
     const namespace = await createTestNamespace(kc, 'refl-basic');
     for (const name of ['a', 'b', 'c']) await core.createNamespacedPod({ namespace, body: pod(name, { app: 'v1' }) });
-    const { reflector, events, errors } = podReflector(kc, namespace, { pageSize: 1 });
+    const { reflector, events, errors } = podReflector(client, namespace, { pageSize: 1 });
     cleanup.push(() => reflector.stop());
     reflector.start();
     await reflector.whenSynced();
@@ -80,7 +81,7 @@ describe('Reflector', () => {
     await core.createNamespacedPod({ namespace, body: pod('web', { app: 'web', tier: 'front' }) });
     await core.createNamespacedPod({ namespace, body: pod('db', { app: 'db', tier: 'back' }) });
     await core.createNamespacedPod({ namespace, body: pod('cache', { app: 'cache', tier: 'back', ignore: 'yes' }) });
-    const { reflector, events } = podReflector(kc, namespace, {
+    const { reflector, events } = podReflector(client, namespace, {
       labelSelector: 'tier=back',
       project: (p) => (p.metadata?.labels?.ignore ? undefined : projectPod(p)),
     });
@@ -98,14 +99,14 @@ describe('Reflector', () => {
     const [one, two] = [await createTestNamespace(kc, 'refl-wide'), await createTestNamespace(kc, 'refl-wide')];
     const run = `run-${Date.now()}`;
     await core.createNamespacedPod({ namespace: one, body: pod('p', { run }) });
-    const { reflector } = podReflector(kc, one, { path: resourcePath({ apiVersion: 'v1', resource: 'pods' }), labelSelector: `run=${run}` });
+    const { reflector } = podReflector(client, one, { path: resourcePath({ apiVersion: 'v1', resource: 'pods' }), labelSelector: `run=${run}` });
     cleanup.push(() => reflector.stop());
     await reflector.start().whenSynced();
     await core.createNamespacedPod({ namespace: two, body: pod('p', { run }) });
     await waitFor('the pod in the second namespace', () => reflector.get(`${two}/p`));
     expect(reflector.keys().sort()).toEqual([`${one}/p`, `${two}/p`].sort());
 
-    const namespaces = new Reflector<string>(kc, {
+    const namespaces = new Reflector<string>(client, {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       fieldSelector: `metadata.name=${two}`,
       project: (ns) => (ns.status as { phase?: string } | undefined)?.phase,
@@ -122,7 +123,7 @@ describe('Reflector', () => {
     // The apiserver sends a bookmark 2 s before a watch's timeoutSeconds, else about once a minute;
     // a short server-side timeout makes one due within seconds. The watch cache only has a newer
     // resourceVersion to announce once pods change somewhere, hence the pods in another namespace.
-    const { reflector, events } = podReflector(kc, namespace, { watchTimeoutSeconds: 4 });
+    const { reflector, events } = podReflector(client, namespace, { watchTimeoutSeconds: 4 });
     cleanup.push(() => reflector.stop());
     await reflector.start().whenSynced();
     const listedAt = Number(reflector.status().resourceVersion);
@@ -148,7 +149,7 @@ describe('Reflector', () => {
     const url = new URL(cp.server);
     const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
     cleanup.push(() => proxy.stop());
-    const { reflector, events } = podReflector(proxy.kubeConfig(kc), namespace);
+    const { reflector, events } = podReflector(proxy.kubeClient(cp.kubeconfigPath), namespace);
     cleanup.push(() => reflector.stop());
     await reflector.start().whenSynced();
     events.length = 0;
@@ -174,7 +175,7 @@ describe('Reflector', () => {
     const url = new URL(cp.server);
     const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
     cleanup.push(() => proxy.stop());
-    const { reflector, events, errors } = podReflector(proxy.kubeConfig(kc), namespace, { deadStreamTimeoutMs: 3_000 });
+    const { reflector, events, errors } = podReflector(proxy.kubeClient(cp.kubeconfigPath), namespace, { deadStreamTimeoutMs: 3_000 });
     cleanup.push(() => reflector.stop());
     await reflector.start().whenSynced();
 
@@ -194,7 +195,7 @@ describe('Reflector', () => {
     const proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port) });
     cleanup.push(() => proxy.stop());
     proxy.cutOff();
-    const { reflector, errors } = podReflector(proxy.kubeConfig(kc), 'default');
+    const { reflector, errors } = podReflector(proxy.kubeClient(cp.kubeconfigPath), 'default');
     const synced = reflector.start().whenSynced();
     await waitFor('a failed attempt', () => errors.length > 0);
     await reflector.stop();
@@ -208,11 +209,12 @@ describe('Reflector across an apiserver restart', () => {
     const cp = await startControlPlane();
     try {
       const kc = kubeConfigFrom(cp.kubeconfigPath);
+      const client = loadKubeClient(cp.kubeconfigPath);
       const core = kc.makeApiClient(CoreV1Api);
       const namespace = await createTestNamespace(kc, 'refl-restart');
       await core.createNamespacedPod({ namespace, body: pod('before', { app: 'x' }) });
       await core.createNamespacedPod({ namespace, body: pod('doomed', { app: 'x' }) });
-      const { reflector, events } = podReflector(kc, namespace, { backoff: { baseMs: 200, maxMs: 2_000 } });
+      const { reflector, events } = podReflector(client, namespace, { backoff: { baseMs: 200, maxMs: 2_000 } });
       try {
         await reflector.start().whenSynced();
         await cp.stopApiServer();
@@ -241,12 +243,13 @@ describe('Reflector and 410 Gone', () => {
     const cp = await startControlPlane({ apiServerArgs: ['--watch-cache=false', '--etcd-compaction-interval=2s'] });
     try {
       const kc = kubeConfigFrom(cp.kubeconfigPath);
+      const client = loadKubeClient(cp.kubeconfigPath);
       const core = kc.makeApiClient(CoreV1Api);
       const namespace = await createTestNamespace(kc, 'refl-gone');
       const elsewhere = await createTestNamespace(kc, 'refl-busy');
       await core.createNamespacedPod({ namespace, body: pod('quiet', { app: 'x' }) });
       // Short server-side watches, so the reflector keeps resuming from its (aging) resourceVersion.
-      const { reflector, events, errors, rawErrors } = podReflector(kc, namespace, { watchTimeoutSeconds: 2 });
+      const { reflector, events, errors, rawErrors } = podReflector(client, namespace, { watchTimeoutSeconds: 2 });
       try {
         await reflector.start().whenSynced();
         let n = 0;

@@ -1,5 +1,13 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { parse, stringify } from 'yaml';
+import { clientFromKubeconfig, type KubeClient } from '../src/index.js';
+
+interface KubeconfigFile {
+  'current-context': string;
+  contexts: { name: string; context: { cluster: string } }[];
+  clusters: { name: string; cluster: { server: string } }[];
+}
 
 /**
  * A loopback TCP proxy in front of the apiserver (TLS passes through untouched; the serving
@@ -28,16 +36,16 @@ export class TcpProxy {
     return holder.proxy;
   }
 
-  /** A copy of `kc` whose current cluster goes through this proxy. */
-  kubeConfig(kc: KubeConfig): KubeConfig {
-    const copy = new KubeConfig();
-    copy.loadFromString(kc.exportConfig());
-    const cluster = copy.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
+  /** A client for the kubeconfig at `path` whose current cluster is reached through this proxy. */
+  kubeClient(path: string): KubeClient {
+    const config = parse(readFileSync(path, 'utf8')) as KubeconfigFile;
+    const context = config.contexts.find((c) => c.name === config['current-context'])?.context;
+    const cluster = config.clusters.find((c) => c.name === context?.cluster)?.cluster;
+    if (!cluster) throw new Error(`${path} has no current cluster`);
     const url = new URL(cluster.server);
     url.port = String(this.port);
-    copy.clusters = copy.clusters.map((c) => (c.name === cluster.name ? { ...c, server: url.toString().replace(/\/$/, '') } : c));
-    return copy;
+    cluster.server = url.toString().replace(/\/$/, '');
+    return clientFromKubeconfig(stringify(config), path);
   }
 
   /** Drops every connection and refuses new ones (resets them at once). */

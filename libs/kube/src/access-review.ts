@@ -1,5 +1,4 @@
-import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { withRequestTimeout } from './request-timeout.js';
+import { kubeJson, type KubeClient } from './kube-request.js';
 
 /** One thing a component needs to be allowed to do. `group` is '' for the core API group. */
 export interface RequiredPermission {
@@ -17,13 +16,16 @@ export interface RequiredPermission {
  * each (needs no permission itself). For a startup check that names what RBAC is missing
  * instead of failing later with a bare 403. API failures are thrown.
  */
-export async function missingPermissions(kc: KubeConfig, required: readonly RequiredPermission[]): Promise<RequiredPermission[]> {
-  const api = kc.makeApiClient(AuthorizationV1Api);
-  const timeout = withRequestTimeout(30_000);
+export async function missingPermissions(kc: KubeClient, required: readonly RequiredPermission[]): Promise<RequiredPermission[]> {
   const allowed = await Promise.all(
     required.map(async ({ verb, group, resource, subresource, namespace, name }) => {
-      const spec = { resourceAttributes: { verb, group, resource, subresource, namespace, name } };
-      const review = await api.createSelfSubjectAccessReview({ body: { spec } }, timeout);
+      const body = {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: { verb, group, resource, subresource, namespace, name } },
+      };
+      const path = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+      const review = await kubeJson<{ status?: { allowed?: boolean } }>(kc, { method: 'POST', path, body, timeoutMs: 30_000 });
       return review.status?.allowed === true;
     }),
   );

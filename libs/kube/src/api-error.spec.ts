@@ -1,9 +1,9 @@
 import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { apiExceptionFromStatus, classifyApiError, describeApiError, isConflict, isGone, isNotFound, isRetryable } from './api-error.js';
+import { KubeApiError, apiErrorFromStatus, classifyApiError, describeApiError, isConflict, isGone, isNotFound, isRetryable } from './api-error.js';
 
 const status = (code: number, reason: string, message: string) =>
-  new ApiException(code, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', status: 'Failure', code, reason, message }), {});
+  new KubeApiError(code, 'GET /api/v1/x', JSON.stringify({ kind: 'Status', status: 'Failure', code, reason, message }), {});
 
 describe('classifyApiError', () => {
   it.each([
@@ -28,14 +28,16 @@ describe('classifyApiError', () => {
     expect(isNotFound(error)).toBe(true);
   });
 
-  it('copes with a body that is an object, plain text or missing', () => {
+  it('copes with a body that is an object, plain text or missing (client-node typed calls too)', () => {
+    expect(classifyApiError(new KubeApiError(502, 'x', 'Bad Gateway')).message).toBe('HTTP 502: Bad Gateway');
+    expect(classifyApiError(new KubeApiError(401, 'x', '')).message).toBe('HTTP 401');
     expect(classifyApiError(new ApiException(409, 'x', { message: 'taken', reason: 'Conflict' }, {})).message).toBe('HTTP 409 Conflict: taken');
     expect(classifyApiError(new ApiException(502, 'x', 'Bad Gateway', {})).message).toBe('HTTP 502: Bad Gateway');
     expect(classifyApiError(new ApiException(401, 'Unauthorized', undefined, {})).message).toBe('HTTP 401');
   });
 
   it('turns a watch ERROR Status into the same classification', () => {
-    const error = apiExceptionFromStatus({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 1 (200)' });
+    const error = apiErrorFromStatus({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 1 (200)' });
     expect(isGone(error)).toBe(true);
     expect(describeApiError(error)).toContain('too old resource version');
   });

@@ -1,4 +1,16 @@
-import { ApiException } from '@kubernetes/client-node';
+/** A non-2xx answer from the API server; `body` is the response text (usually a metav1.Status as JSON). */
+export class KubeApiError extends Error {
+  override readonly name = 'KubeApiError';
+
+  constructor(
+    readonly code: number,
+    context: string,
+    readonly body: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(`HTTP ${code} from ${context}`);
+  }
+}
 
 /** What a caller should do about a failed Kubernetes API call. */
 export type ApiErrorKind =
@@ -51,13 +63,13 @@ const NETWORK_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
-/** Classifies any error thrown by a client-node call, `kubeRequest` or a watch stream, in one place. */
+/** Classifies any error thrown by a KubeClient, a watch stream or a client-node typed API call, in one place. */
 export function classifyApiError(error: unknown): ApiErrorInfo {
   const code = statusCodeOf(error);
   if (code !== undefined) {
     const status = statusOf(error);
     const kind = kindForCode(code);
-    const detail = status?.message ?? (error instanceof ApiException ? undefined : messageOf(error));
+    const detail = status?.message ?? (isHttpError(error) ? undefined : messageOf(error));
     const reason = status?.reason;
     const message = `HTTP ${code}${reason ? ` ${reason}` : ''}${detail ? `: ${detail}` : ''}`;
     return { kind, code, reason, message, retryable: kind === 'retryable' };
@@ -76,9 +88,9 @@ export const isInvalid = (error: unknown): boolean => classifyApiError(error).ki
 export const isRetryable = (error: unknown): boolean => classifyApiError(error).retryable;
 export const describeApiError = (error: unknown): string => classifyApiError(error).message;
 
-/** An ApiException carrying a Status, for errors that arrive inside a watch stream rather than as a response. */
-export function apiExceptionFromStatus(status: KubeStatus, context = 'ERROR event in a watch stream'): ApiException<string> {
-  return new ApiException(status.code ?? 500, context, JSON.stringify(status), {});
+/** A KubeApiError carrying a Status, for errors that arrive inside a watch stream rather than as a response. */
+export function apiErrorFromStatus(status: KubeStatus, context = 'ERROR event in a watch stream'): KubeApiError {
+  return new KubeApiError(status.code ?? 500, context, JSON.stringify(status));
 }
 
 function kindForCode(code: number): ApiErrorKind {
@@ -105,16 +117,20 @@ function kindForCode(code: number): ApiErrorKind {
   }
 }
 
+// KubeApiError, and client-node's ApiException from typed calls: a numeric `code` with a body and headers
+// (system errors have string codes; DOMException has a numeric one but no body).
+function isHttpError(error: unknown): error is { code: number } {
+  if (error instanceof KubeApiError) return true;
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'number' && 'body' in error && 'headers' in error;
+}
+
 function statusCodeOf(error: unknown): number | undefined {
-  if (error instanceof ApiException) return error.code;
-  const code = (error as { statusCode?: unknown; code?: unknown } | undefined)?.statusCode;
+  if (isHttpError(error)) return error.code;
+  const code = (error as { statusCode?: unknown } | undefined)?.statusCode;
   return typeof code === 'number' ? code : undefined;
 }
 
-/**
- * client-node 2.x puts the response body into ApiException.body as the raw text (a JSON string),
- * not a parsed object; a few calls hand back an object. Accept both.
- */
+/** The Status in an error's body: raw text (KubeApiError, client-node 2.x) or, from a few client-node calls, an object. */
 function statusOf(error: unknown): KubeStatus | undefined {
   const body = (error as { body?: unknown } | undefined)?.body;
   if (typeof body === 'string') {

@@ -1,7 +1,6 @@
-import { PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { classifyApiError } from './api-error.js';
 import type { KubeObject } from './kube-object.js';
-import { kubeJson } from './kube-request.js';
+import { kubeJson, type KubeClient } from './kube-request.js';
 import { objectPath, type ObjectRef } from './resource-discovery.js';
 
 export interface ApplyOptions {
@@ -20,14 +19,14 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * leaves out here are removed, fields of other managers are left alone). Idempotent: applying
  * the same intent again changes nothing, not even the resourceVersion. Returns the live object.
  */
-export async function applyObject<T extends KubeObject = KubeObject>(kc: KubeConfig, obj: KubeObject, options: ApplyOptions): Promise<T> {
+export async function applyObject<T extends KubeObject = KubeObject>(kc: KubeClient, obj: KubeObject, options: ApplyOptions): Promise<T> {
   const path = await objectPath(kc, refOf(obj));
   return kubeJson<T>(kc, {
     method: 'PATCH',
     path,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     query: { fieldManager: options.fieldManager, force: options.force ? true : undefined },
-    contentType: PatchStrategy.ServerSideApply,
+    contentType: 'application/apply-patch+yaml',
     body: obj, // JSON is YAML
   });
 }
@@ -55,7 +54,7 @@ export interface GuardedPatchOptions {
  * version is reported as `conflict`, not thrown.
  */
 export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
-  kc: KubeConfig,
+  kc: KubeClient,
   ref: ObjectRef,
   resourceVersion: string,
   operations: readonly JsonPatchOperation[],
@@ -68,7 +67,7 @@ export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
       path,
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       query: { fieldManager: options.fieldManager },
-      contentType: PatchStrategy.JsonPatch,
+      contentType: 'application/json-patch+json',
       body: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...operations],
     });
     return { applied: true, object };
@@ -88,7 +87,7 @@ export async function jsonPatchGuarded<T extends KubeObject = KubeObject>(
 
 /** The object as raw JSON, or undefined when it does not exist. */
 export async function readObject<T extends KubeObject = KubeObject>(
-  kc: KubeConfig,
+  kc: KubeClient,
   ref: ObjectRef,
   options: { readonly timeoutMs?: number } = {},
 ): Promise<T | undefined> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { describeApiError } from './api-error.js';
-import { withRequestTimeout } from './request-timeout.js';
+import { resourcePath } from './api-path.js';
+import { kubeJson, type KubeClient } from './kube-request.js';
 
 /** The object an event is about. Cluster-scoped objects have no namespace; their events go to `default`. */
 export interface InvolvedObject {
@@ -26,21 +26,17 @@ export interface EventRecorderOptions {
 // The apiserver limits messages; keep the start, which says what happened.
 const MAX_MESSAGE = 1_024;
 // Best effort: never let a reconcile wait long on an event.
-const RECORD_TIMEOUT = withRequestTimeout(10_000);
+const RECORD_TIMEOUT_MS = 10_000;
 
 /**
  * Records core/v1 Events (what `kubectl describe` and `kubectl get events` show) about objects.
  * Never throws: an event that cannot be written must not fail the reconcile that reports it.
  */
 export class EventRecorder {
-  private readonly core: CoreV1Api;
-
   constructor(
-    kc: KubeConfig,
+    private readonly kc: KubeClient,
     private readonly options: EventRecorderOptions,
-  ) {
-    this.core = kc.makeApiClient(CoreV1Api);
-  }
+  ) {}
 
   normal(object: InvolvedObject, reason: string, message: string): Promise<void> {
     return this.record(object, 'Normal', reason, message);
@@ -56,9 +52,13 @@ export class EventRecorder {
     const now = new Date();
     const text = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;
     try {
-      await this.core.createNamespacedEvent({
-        namespace,
+      await kubeJson(this.kc, {
+        method: 'POST',
+        path: resourcePath({ apiVersion: 'v1', resource: 'events', namespace }),
+        timeoutMs: RECORD_TIMEOUT_MS,
         body: {
+          apiVersion: 'v1',
+          kind: 'Event',
           // Unique like client-go's `<object>.<timestamp hex>`, so events never collide.
           metadata: { name: `${object.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace },
           involvedObject: { apiVersion: object.apiVersion, kind: object.kind, name: object.name, namespace: object.namespace, uid: object.uid },
@@ -72,7 +72,7 @@ export class EventRecorder {
           reportingComponent: this.options.component,
           reportingInstance: this.options.instance,
         },
-      }, RECORD_TIMEOUT);
+      });
     } catch (error) {
       try {
         this.options.logger?.(`could not record ${type} event ${reason} on ${object.kind} ${namespace}/${object.name}: ${describeApiError(error)}`, error);

@@ -1,4 +1,6 @@
-import { ApiException, IsomorphicFetchHttpLibrary, RequestContext, type HttpMethod, type KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from './api-error.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface KubeRequest {
   readonly method?: HttpMethod;
@@ -16,42 +18,41 @@ export interface KubeRequest {
 export interface KubeResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: { text(): Promise<string>; stream(): ReadableStream<Uint8Array> | null };
+  readonly body: { text(): Promise<string>; stream(): ReadableStream<Uint8Array> };
 }
 
-const http = new IsomorphicFetchHttpLibrary();
-
 /**
- * A raw request through client-node's own HTTP stack (its undici, TLS agent and authenticators),
- * for what the typed APIs do badly: they decode into model classes that drop fields they do not
- * know and turn timestamps into Dates, and they cannot stream. Any status is returned.
+ * A connection to one API server with its credentials: the only thing the rest of this lib needs.
+ * Requests are raw (JSON in, JSON out, any status returned): decoding into model classes drops
+ * fields the models do not know, and watches must stream.
  */
-export async function kubeRequest(kc: KubeConfig, request: KubeRequest): Promise<KubeResponse> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/+$/, '') + request.path);
+export interface KubeClient {
+  /** The API server's URL, e.g. `https://10.0.0.1:443`. */
+  readonly server: string;
+  request(request: KubeRequest): Promise<KubeResponse>;
+}
+
+/** A request whose 2xx JSON body is returned as is; anything else throws a KubeApiError with the Status text as body. */
+export async function kubeJson<T>(kc: KubeClient, request: KubeRequest): Promise<T> {
+  const response = await kc.request(request);
+  const text = await response.body.text();
+  if (response.status < 200 || response.status > 299) {
+    throw new KubeApiError(response.status, `${request.method ?? 'GET'} ${request.path}`, text, response.headers);
+  }
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The request's URL on `server` (a base path in the server URL is kept). */
+export function requestUrl(server: string, request: KubeRequest): URL {
+  const url = new URL(server.replace(/\/+$/, '') + request.path);
   for (const [key, value] of Object.entries(request.query ?? {})) {
     if (value !== undefined) url.searchParams.set(key, String(value));
   }
-  const ctx = new RequestContext(url.toString(), request.method ?? 'GET');
-  ctx.setHeaderParam('Accept', 'application/json');
-  if (request.body !== undefined) {
-    ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
-    ctx.setBody(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
-  }
-  const signals = [request.signal, request.timeoutMs ? AbortSignal.timeout(request.timeoutMs) : undefined].filter((s) => s !== undefined);
-  if (signals.length > 0) ctx.setSignal(signals.length === 1 ? signals[0] : AbortSignal.any(signals));
-  await kc.applySecurityAuthentication(ctx);
-  const response = await http.send(ctx).toPromise();
-  return { status: response.httpStatusCode, headers: response.headers, body: response.body };
+  return url;
 }
 
-/** A request whose 2xx JSON body is returned as is; anything else throws an ApiException with the Status text as body. */
-export async function kubeJson<T>(kc: KubeConfig, request: KubeRequest): Promise<T> {
-  const response = await kubeRequest(kc, request);
-  const text = await response.body.text();
-  if (response.status < 200 || response.status > 299) {
-    throw new ApiException(response.status, `${request.method ?? 'GET'} ${request.path}`, text, response.headers);
-  }
-  return (text ? JSON.parse(text) : undefined) as T;
+/** The caller's signal and the request timeout as one signal, or undefined when there is neither. */
+export function requestSignal(request: KubeRequest): AbortSignal | undefined {
+  const signals = [request.signal, request.timeoutMs ? AbortSignal.timeout(request.timeoutMs) : undefined].filter((s) => s !== undefined);
+  return signals.length > 1 ? AbortSignal.any(signals) : signals[0];
 }

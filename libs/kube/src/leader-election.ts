@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { classifyApiError, type ApiErrorInfo } from './api-error.js';
-import { withRequestTimeout } from './request-timeout.js';
-import { leaseDecision } from './lease-decision.js';
+import { resourcePath } from './api-path.js';
+import { kubeJson, type KubeClient, type KubeRequest } from './kube-request.js';
+import { leaseDecision, type LeaseRecord } from './lease-decision.js';
 
 export interface LeaderElectionOptions {
   /** Namespace and name of the coordination.k8s.io/v1 Lease all candidates share. */
@@ -28,6 +28,17 @@ export interface LeaderElectionOptions {
   readonly onError?: (error: unknown, info: ApiErrorInfo) => void;
 }
 
+/** The coordination.k8s.io/v1 Lease fields the election reads and writes; the rest is kept as it is. */
+interface Lease {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string };
+  readonly spec?: LeaseRecord & { readonly leaseTransitions?: number; readonly [field: string]: unknown };
+}
+
+/** metav1.MicroTime: RFC 3339 with six fractional digits. */
+const microTime = (): string => new Date().toISOString().replace(/Z$/, '000Z');
+
 /**
  * Lease-based leader election in the manner of client-go: acquire only a free or expired lease,
  * every write guarded by resourceVersion (a conflict means someone else won), renew every
@@ -36,12 +47,9 @@ export interface LeaderElectionOptions {
  */
 export class LeaderElector {
   readonly identity: string;
-  private readonly api: CoordinationV1Api;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  /** A request hanging on a dead connection must not stall the loop past the renew deadline. */
-  private readonly callOptions: ReturnType<typeof withRequestTimeout>;
   private leading = false;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -52,15 +60,13 @@ export class LeaderElector {
   private lastHolder: string | undefined;
 
   constructor(
-    kc: KubeConfig,
+    private readonly kc: KubeClient,
     private readonly options: LeaderElectionOptions,
   ) {
-    this.api = kc.makeApiClient(CoordinationV1Api);
     this.identity = options.identity ?? `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`;
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    this.callOptions = withRequestTimeout(this.renewDeadlineMs);
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
     if (this.retryPeriodMs >= this.renewDeadlineMs) throw new Error('retryPeriod must be shorter than renewDeadline');
   }
@@ -105,16 +111,17 @@ export class LeaderElector {
   /** One read-decide-write round; true if we hold the lease afterwards. Never throws. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name } = this.options;
-    const now = () => new V1MicroTime();
+    const now = microTime;
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1_000);
     try {
-      let lease: V1Lease;
+      let lease: Lease;
       try {
-        lease = await this.api.readNamespacedLease({ namespace, name }, this.callOptions);
+        lease = await this.call<Lease>({ path: this.leasePath() });
       } catch (error) {
         if (classifyApiError(error).kind !== 'notFound') throw error;
         const spec = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now(), renewTime: now(), leaseTransitions: 0 };
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec } }, this.callOptions);
+        const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
+        await this.call({ method: 'POST', path: resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace }), body });
         this.noteHolder(this.identity);
         return true;
       }
@@ -124,7 +131,7 @@ export class LeaderElector {
       const decision = leaseDecision(spec, this.identity, this.observed?.atMs ?? Date.now(), Date.now());
       if (decision === 'wait') return false;
       const taking = decision === 'take';
-      const body: V1Lease = {
+      const body: Lease = {
         ...lease,
         spec: {
           ...spec,
@@ -135,7 +142,7 @@ export class LeaderElector {
         },
       };
       // resourceVersion in metadata makes this a compare-and-swap: 409 if anybody wrote in between.
-      await this.api.replaceNamespacedLease({ namespace, name, body }, this.callOptions);
+      await this.call({ method: 'PUT', path: this.leasePath(), body });
       this.noteHolder(this.identity);
       return true;
     } catch (error) {
@@ -148,12 +155,11 @@ export class LeaderElector {
 
   /** Clears the holder if it is still us, so the next candidate need not wait for expiry. */
   private async release(): Promise<void> {
-    const { namespace, name } = this.options;
     try {
-      const lease = await this.api.readNamespacedLease({ namespace, name }, this.callOptions);
+      const lease = await this.call<Lease>({ path: this.leasePath() });
       if (lease.spec?.holderIdentity !== this.identity) return;
-      const spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: new V1MicroTime() };
-      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec } }, this.callOptions);
+      const spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: microTime() };
+      await this.call({ method: 'PUT', path: this.leasePath(), body: { ...lease, spec } });
     } catch (error) {
       this.safely(() => this.options.onError?.(error, classifyApiError(error)));
     }
@@ -178,7 +184,17 @@ export class LeaderElector {
     }
   }
 
-  private observe(lease: V1Lease): void {
+  private leasePath(): string {
+    const { namespace, name } = this.options;
+    return resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace, name });
+  }
+
+  /** A request hanging on a dead connection must not stall the loop past the renew deadline. */
+  private call<T = unknown>(request: KubeRequest): Promise<T> {
+    return kubeJson<T>(this.kc, { ...request, timeoutMs: this.renewDeadlineMs });
+  }
+
+  private observe(lease: Lease): void {
     const key = `${lease.metadata?.resourceVersion}`;
     if (this.observed?.key !== key) this.observed = { key, atMs: Date.now() };
   }

@@ -1,6 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from './kube-object.js';
-import { kubeJson } from './kube-request.js';
+import { kubeJson, type KubeClient } from './kube-request.js';
 
 export interface ListOptions {
   readonly labelSelector?: string;
@@ -21,7 +20,7 @@ interface ListPage {
  * list's resourceVersion, the point to start watching from. An expired continue token (410)
  * is thrown: the caller starts over.
  */
-export async function listPages(kc: KubeConfig, path: string, options: ListOptions, onItem: (obj: KubeObject) => void): Promise<string> {
+export async function listPages(kc: KubeClient, path: string, options: ListOptions, onItem: (obj: KubeObject) => void): Promise<string> {
   let continueToken: string | undefined;
   let resourceVersion = '';
   do {

@@ -1,7 +1,7 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { apiExceptionFromStatus, classifyApiError, type ApiErrorInfo, type KubeStatus } from './api-error.js';
+import { apiErrorFromStatus, classifyApiError, type ApiErrorInfo, type KubeStatus } from './api-error.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { objectKey, type KubeObject } from './kube-object.js';
+import type { KubeClient } from './kube-request.js';
 import { listPages } from './list-pages.js';
 import { ProjectionStore, type ProjectionChange } from './projection-store.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
@@ -94,7 +94,7 @@ export class Reflector<P> {
   private firstSync: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void };
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeClient,
     private readonly options: ReflectorOptions<P>,
   ) {
     this.store = new ProjectionStore(options.equals);
@@ -230,7 +230,7 @@ export class Reflector<P> {
         break;
       case 'ERROR':
         // Usually 410 Gone: the resourceVersion we resumed from was compacted away.
-        throw apiExceptionFromStatus(event.object as KubeStatus);
+        throw apiErrorFromStatus(event.object as KubeStatus);
       default:
         return;
     }

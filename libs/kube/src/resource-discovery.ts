@@ -1,6 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { resourcePath } from './api-path.js';
-import { kubeJson } from './kube-request.js';
+import { kubeJson, type KubeClient } from './kube-request.js';
 
 export interface ResourceInfo {
   /** Plural resource name, e.g. `clusterrolebindings`. */
@@ -13,10 +12,10 @@ interface ApiResourceList {
 }
 
 // Discovery answers per client and group/version; they change only when CRDs or aggregated APIs do.
-const cache = new WeakMap<KubeConfig, Map<string, Promise<ApiResourceList>>>();
+const cache = new WeakMap<KubeClient, Map<string, Promise<ApiResourceList>>>();
 
-/** Which resource serves `kind` in `apiVersion`, found through API discovery (cached per KubeConfig). */
-export async function discoverResource(kc: KubeConfig, apiVersion: string, kind: string): Promise<ResourceInfo> {
+/** Which resource serves `kind` in `apiVersion`, found through API discovery (cached per KubeClient). */
+export async function discoverResource(kc: KubeClient, apiVersion: string, kind: string): Promise<ResourceInfo> {
   let perConfig = cache.get(kc);
   if (!perConfig) cache.set(kc, (perConfig = new Map()));
   let list = perConfig.get(apiVersion);
@@ -43,7 +42,7 @@ export interface ObjectRef {
 }
 
 /** The REST path of the object `ref` names, checking that namespaced kinds have a namespace. */
-export async function objectPath(kc: KubeConfig, ref: ObjectRef): Promise<string> {
+export async function objectPath(kc: KubeClient, ref: ObjectRef): Promise<string> {
   const { resource, namespaced } = await discoverResource(kc, ref.apiVersion, ref.kind);
   if (namespaced && !ref.namespace) throw new Error(`${ref.kind} ${ref.name} is namespaced but has no namespace`);
   return resourcePath({ apiVersion: ref.apiVersion, resource, namespace: namespaced ? ref.namespace : undefined, name: ref.name });

@@ -1,6 +1,6 @@
-import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import { KubeApiError } from './api-error.js';
 import type { KubeObject } from './kube-object.js';
-import { kubeRequest } from './kube-request.js';
+import type { KubeClient } from './kube-request.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
@@ -12,7 +12,7 @@ export interface WatchEvent {
 
 /**
  * One watch request: calls `onEvent` for each line of the stream and resolves when the server
- * ends it (timeoutSeconds reached, apiserver shutting down). Rejects with an ApiException on a
+ * ends it (timeoutSeconds reached, apiserver shutting down). Rejects with a KubeApiError on a
  * non-200 answer (with the Status text, which client-node's Watch discards), with an AbortError
  * when `signal` fires, or with the network error. A throw from `onEvent` ends the stream with it.
  *
@@ -21,18 +21,17 @@ export interface WatchEvent {
  * and it drops unparsable lines silently.
  */
 export async function streamWatch(
-  kc: KubeConfig,
+  kc: KubeClient,
   path: string,
   query: Readonly<Record<string, string | number | boolean | undefined>>,
   signal: AbortSignal,
   onEvent: (event: WatchEvent) => void,
 ): Promise<void> {
-  const response = await kubeRequest(kc, { path, query: { ...query, watch: true }, signal });
+  const response = await kc.request({ path, query: { ...query, watch: true }, signal });
   if (response.status !== 200) {
-    throw new ApiException(response.status, `watch ${path}`, await response.body.text(), response.headers);
+    throw new KubeApiError(response.status, `watch ${path}`, await response.body.text(), response.headers);
   }
   const stream = response.body.stream();
-  if (!stream) throw new Error(`watch ${path}: response has no body`);
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let buffered = '';

@@ -1,6 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { INJECT_CA_FROM_ANNOTATION, encodeCaBundle, type MutatingWebhookConfiguration } from '@outrigger/admission';
-import { type GuardedPatchResult, type KubeObject, jsonPatchGuarded, jsonPointer, kubeJson, readObject, resourcePath } from '@outrigger/kube';
+import { type GuardedPatchResult, type KubeObject, jsonPatchGuarded, jsonPointer, kubeJson, readObject, resourcePath, type KubeClient } from '@outrigger/kube';
 import { SERVING_ANNOTATIONS, type SecretState } from '../rotation/index.js';
 
 export const FIELD_MANAGER = 'outrigger-cert-manager';
@@ -40,7 +39,7 @@ export function secretState(secret: RawSecret): SecretState {
   return Object.keys(annotations).length > 0 ? { data, annotations } : { data };
 }
 
-export async function readSecret(kc: KubeConfig, namespace: string, name: string): Promise<ObservedSecret | undefined> {
+export async function readSecret(kc: KubeClient, namespace: string, name: string): Promise<ObservedSecret | undefined> {
   const raw = await readObject<RawSecret>(kc, { apiVersion: 'v1', kind: 'Secret', namespace, name }, { timeoutMs: TIMEOUT_MS });
   if (!raw) return undefined;
   return { state: secretState(raw), resourceVersion: raw.metadata?.resourceVersion ?? '', type: raw.type, raw };
@@ -52,7 +51,7 @@ export async function readSecret(kc: KubeConfig, namespace: string, name: string
  * created (409 if someone created it meanwhile). Either conflict throws and the run starts over.
  */
 export async function writeSecret(
-  kc: KubeConfig,
+  kc: KubeClient,
   namespace: string,
   name: string,
   type: string,
@@ -80,7 +79,7 @@ export async function writeSecret(
     : kubeJson<RawSecret>(kc, { method: 'POST', path: secretPath(namespace), body, query, timeoutMs: TIMEOUT_MS });
 }
 
-export async function readWebhookConfiguration(kc: KubeConfig, name: string): Promise<RawWebhookConfiguration | undefined> {
+export async function readWebhookConfiguration(kc: KubeClient, name: string): Promise<RawWebhookConfiguration | undefined> {
   return readObject<RawWebhookConfiguration>(kc, { apiVersion: WEBHOOK_API_VERSION, kind: 'MutatingWebhookConfiguration', name }, { timeoutMs: TIMEOUT_MS });
 }
 
@@ -110,7 +109,7 @@ export function splitWebhookId(id: string): { configuration: string; webhook: st
  * and of the webhook's name at that index.
  */
 export async function patchCaBundle(
-  kc: KubeConfig,
+  kc: KubeClient,
   configuration: RawWebhookConfiguration,
   webhook: string,
   pemBundle: string,
@@ -131,7 +130,7 @@ export async function patchCaBundle(
   );
 }
 
-export async function createWebhookConfiguration(kc: KubeConfig, configuration: MutatingWebhookConfiguration): Promise<RawWebhookConfiguration> {
+export async function createWebhookConfiguration(kc: KubeClient, configuration: MutatingWebhookConfiguration): Promise<RawWebhookConfiguration> {
   return kubeJson<RawWebhookConfiguration>(kc, {
     method: 'POST',
     path: webhookConfigurationsPath(),

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { LeaderElector, Reflector, WorkQueue, type KubeObject } from '@outrigger/kube';
+import { LeaderElector, Reflector, WorkQueue, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { DEFAULT_READY_MIN_VALIDITY_MS, type Readiness, readiness } from '../rotation/index.js';
 import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './cluster-state.js';
-import { KUBE_CONFIG } from './kube.providers.js';
+import { KUBE_CLIENT } from './kube.providers.js';
 import { type Observation, RotationReconciler } from './rotation-reconciler.js';
 
 /** The single work-queue key: every trigger asks for the same complete run. */
@@ -31,7 +30,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
 
   constructor(
     @Inject(certManagerConfig.KEY) private readonly config: CertManagerConfig,
-    @Inject(KUBE_CONFIG) kc: KubeConfig,
+    @Inject(KUBE_CLIENT) kc: KubeClient,
     private readonly reconciler: RotationReconciler,
     private readonly metrics: CertManagerMetrics,
   ) {

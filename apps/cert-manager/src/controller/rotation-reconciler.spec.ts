@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '@outrigger/kube';
 import type { EventRecorder } from '@outrigger/kube';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -34,7 +34,7 @@ describe('RotationReconciler', () => {
     vi.mocked(cluster.writeSecret).mockReset();
     events = { normal: vi.fn(async () => undefined), warning: vi.fn(async () => undefined) };
     metrics = new CertManagerMetrics(new Registry());
-    reconciler = new RotationReconciler(config, {} as KubeConfig, events as unknown as EventRecorder, metrics);
+    reconciler = new RotationReconciler(config, {} as KubeClient, events as unknown as EventRecorder, metrics);
   });
 
   it('on a first install writes the CA Secret, then the serving Secret, records Events and asks to confirm at once', async () => {

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { buildMutatingWebhookConfiguration, encodeCaBundle } from '@outrigger/admission';
-import { type EventRecorder, type InvolvedObject, describeApiError } from '@outrigger/kube';
+import { type EventRecorder, type InvolvedObject, describeApiError, type KubeClient } from '@outrigger/kube';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import {
@@ -26,7 +25,7 @@ import {
   webhookId,
   writeSecret,
 } from './cluster-state.js';
-import { EVENT_RECORDER, KUBE_CONFIG } from './kube.providers.js';
+import { EVENT_RECORDER, KUBE_CLIENT } from './kube.providers.js';
 
 /** What one run read from the API server (never from a cache: caBundles are confirmed by reading them back). */
 export interface Observation {
@@ -59,7 +58,7 @@ export class RotationReconciler {
 
   constructor(
     @Inject(certManagerConfig.KEY) private readonly config: CertManagerConfig,
-    @Inject(KUBE_CONFIG) private readonly kc: KubeConfig,
+    @Inject(KUBE_CLIENT) private readonly kc: KubeClient,
     @Inject(EVENT_RECORDER) private readonly events: EventRecorder,
     private readonly metrics: CertManagerMetrics,
   ) {}

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { Reflector, loadKubeConfig, resourcePath, type KubeObject } from '@outrigger/kube';
+import { Reflector, loadKubeClient, resourcePath, type KubeObject } from '@outrigger/kube';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { CertificateWatcher } from './certificate-watcher.js';
 
@@ -37,7 +37,7 @@ export class SecretCertificateSource implements OnApplicationBootstrap, OnModule
     if (!secret) return;
     const source = `Secret ${secret.namespace}/${secret.name}`;
     const offer = (pair: SecretPair) => this.watcher.offer({ ...pair, source });
-    this.reflector = new Reflector(loadKubeConfig(this.config.kubeconfig), {
+    this.reflector = new Reflector(loadKubeClient(this.config.kubeconfig), {
       path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: secret.namespace }),
       fieldSelector: `metadata.name=${secret.name}`,
       project: pairFromSecret,

@@ -1,6 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { AgentProfile } from '@outrigger/admission';
-import { applyObject, classifyApiError, kubeJson, readObject, type EventRecorder, type KubeObject } from '@outrigger/kube';
+import { applyObject, classifyApiError, kubeJson, readObject, type EventRecorder, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { desiredSubjects } from '../desired/desired-subjects.js';
 import type { PodView } from '../desired/pod-view.js';
 import {
@@ -27,7 +26,7 @@ export interface ClusterView {
 }
 
 export interface ReconcilerDeps {
-  readonly kc: KubeConfig;
+  readonly kc: KubeClient;
   readonly view: ClusterView;
   readonly protectedNamespaces: readonly string[];
   readonly graceMs: number;

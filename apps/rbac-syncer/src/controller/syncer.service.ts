@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, loadProfilesOrDefault, protectedNamespacesFor, type AgentProfile } from '@outrigger/admission';
 import {
   describePermission,
   EventRecorder,
   LeaderElector,
-  loadKubeConfig,
+  loadKubeClient,
   missingPermissions,
   Reflector,
   resourcePath,
   WorkQueue,
+  type KubeClient,
   type ReflectorStatus,
 } from '@outrigger/kube';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
@@ -38,7 +38,7 @@ export interface SyncerStatus {
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RbacSyncer');
   private profiles: AgentProfile[] = [];
-  private kc!: KubeConfig;
+  private kc!: KubeClient;
   private pods!: Reflector<PodView>;
   private namespaces!: Reflector<true>;
   private bindings!: Reflector<string>;
@@ -62,7 +62,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.profiles = loaded.value.filter((p) => p.rbac);
     this.logger.log(`profiles with RBAC: ${this.profiles.map((p) => `${p.name} → ${p.rbac?.binding.kind} ${p.rbac?.binding.name}`).join(', ') || 'none'}`);
 
-    this.kc = loadKubeConfig(this.config.kubeconfig);
+    this.kc = loadKubeClient(this.config.kubeconfig);
     const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
     const missing = await missingPermissions(this.kc, requiredPermissions(this.profiles, lease));
     if (missing.length > 0) {
