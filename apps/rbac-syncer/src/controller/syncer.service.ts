@@ -82,6 +82,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
     this.pods = new Reflector<PodView>(this.kc, {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
+      // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
+      pageSize: 100,
       project: (pod) => projectPod(pod as never, this.profiles),
       equals: samePodView,
       deadStreamTimeoutMs,
