@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { parentPort, workerData } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, reviewResponse, sidecarExtension, XXL_JOB_PROFILE } from '@outrigger/admission';
 
 /**
@@ -28,10 +28,10 @@ export function startBaseline(port: number, cert: string, key: string): Promise<
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
-// Run as a worker thread: its own event loop, so the load generator does not slow it down.
-if (parentPort && (workerData as { baseline?: boolean } | undefined)?.baseline) {
-  const { port, cert, key } = workerData as { port: number; cert: string; key: string };
-  const port0 = parentPort;
-  await startBaseline(port, cert, key);
-  port0.postMessage('listening');
+// Run as its own process (the bench starts it like the injector: built code, own event loop):
+//   node --import tsx tools/bench/baseline-server.ts <port> <cert file> <key file>
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [port, certFile, keyFile] = process.argv.slice(2) as [string, string, string];
+  await startBaseline(Number(port), readFileSync(certFile, 'utf8'), readFileSync(keyFile, 'utf8'));
+  console.log('listening');
 }

@@ -1,0 +1,92 @@
+import { Agent, request } from 'node:https';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+
+export interface OpenLoopOptions {
+  readonly url: string;
+  readonly ca: string;
+  readonly bodies: readonly string[];
+  readonly rate: number;
+  readonly durationMs: number;
+}
+
+export interface Percentiles {
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export interface OpenLoopResult {
+  readonly sent: number;
+  readonly ok: number;
+  readonly failed: number;
+  /** ms from the moment each request was due to its full answer, so a stalled sender counts too. */
+  readonly latency: Percentiles;
+  /** ms each request left after it was due: the load generator's own stalls (0 on a quiet machine). */
+  readonly senderLateness: Percentiles;
+}
+
+/**
+ * Sends POSTs at a fixed rate, evenly spaced, whatever the answers do: an open loop, as the API
+ * server calls a webhook. autocannon's rate limit is different: each connection sends its share of
+ * a second's budget as fast as it can and then waits, so its "p99 at N req/s" is the p99 of
+ * saturated bursts. Latencies are recorded in microseconds.
+ */
+export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const agent = new Agent({ ca: options.ca, keepAlive: true, maxSockets: 64 });
+  const latency = createHistogram();
+  const lateness = createHistogram();
+  const interval = 1000 / options.rate;
+  const started = performance.now();
+  const inFlight = new Set<Promise<void>>();
+  let due = started;
+  let sent = 0;
+  let ok = 0;
+  let failed = 0;
+
+  const send = (body: string, dueAt: number) => {
+    const answered = new Promise<void>((resolve) => {
+      const req = request(options.url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          record(latency, performance.now() - dueAt);
+          if (res.statusCode === 200) ok++;
+          else failed++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed++;
+        resolve();
+      });
+      req.end(body);
+    });
+    inFlight.add(answered);
+    void answered.then(() => inFlight.delete(answered));
+  };
+
+  await new Promise<void>((finished) => {
+    const tick = () => {
+      const now = performance.now();
+      for (; due <= now && due - started < options.durationMs; due += interval, sent++) {
+        record(lateness, now - due);
+        send(options.bodies[sent % options.bodies.length] as string, due);
+      }
+      if (due - started >= options.durationMs) finished();
+      else setTimeout(tick, Math.max(0, due - performance.now()));
+    };
+    tick();
+  });
+  await Promise.all(inFlight);
+  agent.destroy();
+  return { sent, ok, failed, latency: percentiles(latency), senderLateness: percentiles(lateness) };
+}
+
+function record(histogram: RecordableHistogram, ms: number): void {
+  histogram.record(Math.max(1, Math.round(ms * 1000)));
+}
+
+function percentiles(histogram: RecordableHistogram): Percentiles {
+  const ms = (µs: number) => µs / 1000;
+  return { p50: ms(histogram.percentile(50)), p90: ms(histogram.percentile(90)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) };
+}
