@@ -111,7 +111,6 @@ export class LeaderElector {
   /** One read-decide-write round; true if we hold the lease afterwards. Never throws. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name } = this.options;
-    const now = microTime;
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1_000);
     try {
       let lease: Lease;
@@ -119,7 +118,7 @@ export class LeaderElector {
         lease = await this.call<Lease>({ path: this.leasePath() });
       } catch (error) {
         if (classifyApiError(error).kind !== 'notFound') throw error;
-        const spec = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: now(), renewTime: now(), leaseTransitions: 0 };
+        const spec = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(), renewTime: microTime(), leaseTransitions: 0 };
         const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
         await this.call({ method: 'POST', path: resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace }), body });
         this.noteHolder(this.identity);
@@ -137,8 +136,8 @@ export class LeaderElector {
           ...spec,
           holderIdentity: this.identity,
           leaseDurationSeconds: durationSeconds,
-          renewTime: now(),
-          ...(taking ? { acquireTime: now(), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
+          renewTime: microTime(),
+          ...(taking ? { acquireTime: microTime(), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 } : {}),
         },
       };
       // resourceVersion in metadata makes this a compare-and-swap: 409 if anybody wrote in between.

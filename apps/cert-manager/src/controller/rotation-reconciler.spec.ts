@@ -1,5 +1,4 @@
-import type { KubeClient } from '@outrigger/kube';
-import type { EventRecorder } from '@outrigger/kube';
+import type { EventRecorder, KubeClient } from '@outrigger/kube';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CertManagerConfig } from '../config/cert-manager.config.js';
