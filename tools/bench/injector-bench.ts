@@ -1,9 +1,9 @@
 /**
  * Benchmark (not a test) of the built injector against a minimal hand-written node:https webhook
  * doing the same work. Both run as their own processes on the same built code. Prints max
- * requests/s (autocannon, closed loop), the injector/baseline ratio, latency percentiles at a fixed
- * 1000 req/s (an open loop: evenly spaced requests) and the latency of single ~1.5 MiB pods, next
- * to their targets.
+ * requests/s (autocannon, closed loop), the injector/baseline ratio (and each server's CPU time per
+ * request, read from /proc), latency percentiles at a fixed 1000 req/s (an open loop: evenly spaced
+ * requests) and the latency of single ~1.5 MiB pods, next to their targets.
  *
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/injector-bench.ts [--duration 10] [--rate 1000]
  */
@@ -83,6 +83,7 @@ await new Promise<void>((resolve, reject) => {
   baseline.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
 });
 
+const pids = { injector: injector.pid, baseline: baseline.pid as number } as const;
 const targets = { injector: `https://127.0.0.1:${injectorPort}`, baseline: `https://127.0.0.1:${baselinePort}` } as const;
 type Target = keyof typeof targets;
 
@@ -118,6 +119,14 @@ function cannon(target: Target, bodies: readonly string[], options: { duration: 
   });
 }
 
+// CPU time a server spent, from /proc: per request it is that server's own ceiling, whatever the
+// load generator (on the same two cores) takes from it.
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS; // utime + stime
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
@@ -139,27 +148,38 @@ try {
   // Warm both up (JIT tiers, heap growth: a 2 s warm-up left the first measured run ~15 % slow),
   // then A B B A B A A B, so drift in machine load hits both sides alike; the mean of four runs counts.
   const runs: Record<Target, Result[]> = { injector: [], baseline: [] };
+  const cpuPerRequest: Record<Target, number[]> = { injector: [], baseline: [] };
   for (const target of ['injector', 'baseline'] as const) await cannon(target, realistic, { duration: 5 });
   for (const target of ['injector', 'baseline', 'baseline', 'injector', 'baseline', 'injector', 'injector', 'baseline'] as const) {
+    const cpuBefore = cpuMs(pids[target]);
     const r = await cannon(target, realistic, { duration: DURATION });
+    const cpu = (cpuMs(pids[target]) - cpuBefore) / r.requests.total;
     runs[target].push(r);
-    console.log(line(`${target} max throughput`, r));
+    cpuPerRequest[target].push(cpu);
+    console.log(`${line(`${target} max throughput`, r)}   server CPU ${f(cpu * 1000, 0)} µs/request`);
   }
-  const rps = (t: Target) => runs[t].reduce((n, r) => n + r.requests.average, 0) / runs[t].length;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const rps = (t: Target) => mean(runs[t].map((r) => r.requests.average));
   const ratio = rps('injector') / rps('baseline');
-  console.log(`\nmean req/s: injector ${f(rps('injector'), 0)}, baseline ${f(rps('baseline'), 0)}; ratio injector/baseline: ${f(ratio)}x   target >= 0.80x   ${verdict(ratio >= 0.8)}\n`);
+  const cpuRatio = mean(cpuPerRequest.baseline) / mean(cpuPerRequest.injector);
+  console.log(`\nmean req/s: injector ${f(rps('injector'), 0)}, baseline ${f(rps('baseline'), 0)}; ratio injector/baseline: ${f(ratio)}x   target >= 0.80x   ${verdict(ratio >= 0.8)}`);
+  console.log(
+    `server CPU per request: injector ${f(mean(cpuPerRequest.injector) * 1000, 0)} µs, baseline ${f(mean(cpuPerRequest.baseline) * 1000, 0)} µs; ceiling ratio (baseline/injector CPU): ${f(cpuRatio)}x\n`,
+  );
 
-  // Open loop at a fixed rate, I B I B: p99 here is mostly how often this VM stalls both processes
-  // (the sender's own lateness is printed beside it), so compare the injector with the baseline.
+  // Open loop at a fixed rate, I B I B, each after a 5 s warm-up at the same rate on the same
+  // connections (printed too): the p99 of a sustained 1000 req/s, as the API server sends it.
   const fixed: Record<Target, OpenLoopResult[]> = { injector: [], baseline: [] };
   for (const target of ['injector', 'baseline', 'injector', 'baseline'] as const) {
-    const r = await openLoop({ url: `${targets[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000 });
+    const { warmup, measured: r } = await openLoop({ url: `${targets[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
     fixed[target].push(r);
-    console.log(`${`${target} at ${RATE} req/s (open loop)`.padEnd(34)} ${percentileLine(r.latency)}   sender late ${percentileLine(r.senderLateness)}   failed ${r.failed}/${r.sent}`);
+    console.log(
+      `${`${target} at ${RATE} req/s (open loop)`.padEnd(34)} ${percentileLine(r.latency)}   sender late ${percentileLine(r.senderLateness)}   failed ${r.failed}/${r.sent}   new connections ${r.newConnections}   (warm-up p99 ${f(warmup.latency.p99)} ms)`,
+    );
   }
-  const p99 = Math.min(...fixed.injector.map((r) => r.latency.p99));
-  const baselineP99 = Math.min(...fixed.baseline.map((r) => r.latency.p99));
-  console.log(`\ninjector p99 at ${RATE} req/s (better run): ${f(p99)} ms (baseline ${f(baselineP99)} ms)   target <= 5 ms   ${verdict(p99 <= 5)}\n`);
+  const p99s = (t: Target) => fixed[t].map((r) => f(r.latency.p99)).join(' / ');
+  const p99 = Math.max(...fixed.injector.map((r) => r.latency.p99));
+  console.log(`\ninjector p99 at ${RATE} req/s: ${p99s('injector')} ms (baseline ${p99s('baseline')} ms)   target <= 5 ms   ${verdict(p99 <= 5)} (both runs)\n`);
 
   for (const target of ['injector', 'baseline'] as const) {
     for (let i = 0; i < 3; i++) await post(targets[target], big);

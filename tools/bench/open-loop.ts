@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:https';
+import type { Socket } from 'node:net';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
 export interface OpenLoopOptions {
@@ -7,6 +8,8 @@ export interface OpenLoopOptions {
   readonly bodies: readonly string[];
   readonly rate: number;
   readonly durationMs: number;
+  /** Sent first at the same rate on the same connections, and not measured. */
+  readonly warmupMs: number;
 }
 
 export interface Percentiles {
@@ -24,6 +27,8 @@ export interface OpenLoopResult {
   readonly latency: Percentiles;
   /** ms each request left after it was due: the load generator's own stalls (0 on a quiet machine). */
   readonly senderLateness: Percentiles;
+  /** TLS connections opened while measuring (after the warm-up). */
+  readonly newConnections: number;
 }
 
 /**
@@ -31,14 +36,29 @@ export interface OpenLoopResult {
  * server calls a webhook. autocannon's rate limit is different: each connection sends its share of
  * a second's budget as fast as it can and then waits, so its "p99 at N req/s" is the p99 of
  * saturated bursts. Latencies are recorded in microseconds.
+ *
+ * The warm-up matters: the API server keeps its connections to a webhook open, but a cold sender
+ * opens one per request until answers come back, and that storm of TLS handshakes dominated p99.
+ * Its figures are returned too: the first seconds after a change of load are worse (heap regrowth).
  */
-export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+export async function openLoop(options: OpenLoopOptions): Promise<{ warmup: OpenLoopResult; measured: OpenLoopResult }> {
   const agent = new Agent({ ca: options.ca, keepAlive: true, maxSockets: 64 });
+  try {
+    const warmup = await schedule(agent, options, options.warmupMs);
+    return { warmup, measured: await schedule(agent, options, options.durationMs) };
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function schedule(agent: Agent, options: OpenLoopOptions, durationMs: number): Promise<OpenLoopResult> {
   const latency = createHistogram();
   const lateness = createHistogram();
   const interval = 1000 / options.rate;
   const started = performance.now();
   const inFlight = new Set<Promise<void>>();
+  const knownSockets = new WeakSet<Socket>(Object.values(agent.freeSockets).flat() as Socket[]);
+  let newConnections = 0;
   let due = started;
   let sent = 0;
   let ok = 0;
@@ -55,6 +75,11 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
           resolve();
         });
       });
+      req.on('socket', (socket) => {
+        if (knownSockets.has(socket)) return;
+        knownSockets.add(socket);
+        newConnections++;
+      });
       req.on('error', () => {
         failed++;
         resolve();
@@ -68,18 +93,17 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   await new Promise<void>((finished) => {
     const tick = () => {
       const now = performance.now();
-      for (; due <= now && due - started < options.durationMs; due += interval, sent++) {
+      for (; due <= now && due - started < durationMs; due += interval, sent++) {
         record(lateness, now - due);
         send(options.bodies[sent % options.bodies.length] as string, due);
       }
-      if (due - started >= options.durationMs) finished();
+      if (due - started >= durationMs) finished();
       else setTimeout(tick, Math.max(0, due - performance.now()));
     };
     tick();
   });
   await Promise.all(inFlight);
-  agent.destroy();
-  return { sent, ok, failed, latency: percentiles(latency), senderLateness: percentiles(lateness) };
+  return { sent, ok, failed, latency: percentiles(latency), senderLateness: percentiles(lateness), newConnections };
 }
 
 function record(histogram: RecordableHistogram, ms: number): void {

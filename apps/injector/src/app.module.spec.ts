@@ -37,4 +37,17 @@ describe('AppModule', () => {
     expect(result.ok && result.value.response.allowed).toBe(true);
     expect(result.ok && result.value.response.patchType).toBe('JSONPatch');
   });
+
+  it('serves POST /mutate with the raw body: a review for a pod, a Nest-shaped 400 for a wrong content type', async () => {
+    const fastify = app.getHttpAdapter().getInstance();
+    const body = readFileSync(new URL('../../../libs/admission/fixtures/reviews/v1-pod-opted-in.json', import.meta.url));
+    const injected = await fastify.inject({ method: 'POST', url: '/mutate', headers: { 'content-type': 'application/json' }, payload: body });
+    expect(injected.statusCode).toBe(200);
+    expect(injected.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(injected.json<{ response: { patchType?: string } }>().response.patchType).toBe('JSONPatch');
+
+    const refused = await fastify.inject({ method: 'POST', url: '/mutate', headers: { 'content-type': 'text/plain' }, payload: body });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'content-type must be application/json, got "text/plain"' });
+  });
 });

@@ -3,7 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { MetricsModule } from '@outrigger/service';
 import { AdmissionService } from './admission/admission.service.js';
-import { MutateController } from './admission/mutate.controller.js';
+import { MutateRoute } from './admission/mutate.route.js';
 import { injectorConfig } from './config/injector.config.js';
 import { HealthController } from './health/health.controller.js';
 import { InjectorHealth } from './health/injector.health.js';
@@ -18,7 +18,7 @@ import { SecretCertificateSource } from './tls/secret-certificate.source.js';
     TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 5_000 }),
     MetricsModule.forRoot({ service: 'injector' }),
   ],
-  controllers: [MutateController, HealthController],
-  providers: [AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
+  controllers: [HealthController],
+  providers: [MutateRoute, AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

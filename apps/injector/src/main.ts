@@ -17,9 +17,4 @@ const adapter = new FastifyAdapter({
   // valid one, while kubelet probes (which have none) still reach /healthz and /readyz.
   https: { cert: pair.cert, key: pair.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
 });
-// The body stays raw bytes: /mutate parses it itself so every malformed input gets a precise 400.
-const fastify = adapter.getInstance();
-fastify.removeAllContentTypeParsers();
-fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-
 await startService(AppModule, { name: 'injector', port: config.port, adapter, bodyParser: false });

@@ -1,0 +1,47 @@
+import type { TLSSocket } from 'node:tls';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
+import { AdmissionService } from './admission.service.js';
+
+/**
+ * POST /mutate, the API server's hot path, is a plain Fastify route: Nest's router (parameter
+ * resolution, promise hops, response mapping) cost about 8 % of a request's CPU, which the
+ * throughput target cannot spare (tools/bench/injector-bench.ts). DI, lifecycle and config stay Nest.
+ * Error bodies keep the shape of Nest's HTTP exceptions.
+ */
+@Injectable()
+export class MutateRoute implements OnModuleInit {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost<FastifyAdapter>,
+    private readonly admission: AdmissionService,
+    @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
+  ) {}
+
+  // Nest calls this after its own routes and before listen, while Fastify still takes plugins.
+  onModuleInit(): void {
+    // In a scope of its own, the body stays raw bytes: review() parses it, so every malformed input
+    // gets a precise 400, and no other route is affected.
+    void this.adapterHost.httpAdapter.getInstance().register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      scope.post('/mutate', (request, reply) => this.mutate(request, reply));
+    });
+  }
+
+  mutate(request: FastifyRequest, reply: FastifyReply): void {
+    // With a client CA configured, only callers holding a certificate it signed (the API server) may ask.
+    if (this.config.tls.clientCaFile && !(request.raw.socket as TLSSocket).authorized) {
+      return refuse(reply, 403, 'Forbidden', 'a client certificate signed by the configured client CA is required');
+    }
+    const result = this.admission.review(request.headers['content-type'], request.body);
+    if (!result.ok) return refuse(reply, 400, 'Bad Request', result.error);
+    void reply.type('application/json; charset=utf-8').send(JSON.stringify(result.value));
+  }
+}
+
+function refuse(reply: FastifyReply, statusCode: number, error: string, message: string): void {
+  void reply.code(statusCode).send({ statusCode, message, error });
+}
