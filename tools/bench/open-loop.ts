@@ -39,7 +39,7 @@ export interface OpenLoopResult {
  *
  * The warm-up matters: the API server keeps its connections to a webhook open, but a cold sender
  * opens one per request until answers come back, and that storm of TLS handshakes dominated p99.
- * Its figures are returned too: the first seconds after a change of load are worse (heap regrowth).
+ * Its figures are returned too (they include that setup).
  */
 export async function openLoop(options: OpenLoopOptions): Promise<{ warmup: OpenLoopResult; measured: OpenLoopResult }> {
   const agent = new Agent({ ca: options.ca, keepAlive: true, maxSockets: 64 });
