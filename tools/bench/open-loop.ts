@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import type { Socket } from 'node:net';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 
 export interface OpenLoopOptions {
   readonly url: string;
@@ -113,4 +116,25 @@ function record(histogram: RecordableHistogram, ms: number): void {
 function percentiles(histogram: RecordableHistogram): Percentiles {
   const ms = (µs: number) => µs / 1000;
   return { p50: ms(histogram.percentile(50)), p90: ms(histogram.percentile(90)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) };
+}
+
+/**
+ * Runs `openLoop` in a child process with a fresh heap, so the sender's own garbage (the closed-loop
+ * runs before it leave plenty) does not pause the reading of answers and count against the server.
+ */
+export function openLoopInChild(options: OpenLoopOptions): Promise<{ warmup: OpenLoopResult; measured: OpenLoopResult }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { warmup: OpenLoopResult; measured: OpenLoopResult }) : reject(new Error(`open-loop child exited with ${code}`))));
+    child.stdin.end(JSON.stringify(options));
+  });
+}
+
+// Child mode: options as JSON on stdin, results as JSON on stdout.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const options = JSON.parse(readFileSync(0, 'utf8')) as OpenLoopOptions;
+  process.stdout.write(JSON.stringify(await openLoop(options)));
 }
