@@ -6,6 +6,7 @@
  * requests) and the latency of single ~1.5 MiB pods, next to their targets.
  *
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/injector-bench.ts [--duration 10] [--rate 1000]
+ *     [--injector-node-options=<flags>]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,14 @@ import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { openLoopInChild, type OpenLoopResult, type Percentiles } from './open-loop.js';
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, rate: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '1000' },
+    // Heap settings for the injector process only, e.g. --injector-node-options=--max-semi-space-size=2
+    'injector-node-options': { type: 'string', default: process.env.NODE_OPTIONS ?? '' },
+  },
+});
 const DURATION = Number(values.duration);
 const RATE = Number(values.rate);
 const CONNECTIONS = 10;
@@ -67,7 +75,13 @@ writeFileSync(join(dir, 'tls.key'), serving.key);
 
 const injectorPort = await freePort();
 const injector = await startApp('injector', {
-  env: { PORT: String(injectorPort), TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
+  env: {
+    PORT: String(injectorPort),
+    TLS_CERT_FILE: join(dir, 'tls.crt'),
+    TLS_KEY_FILE: join(dir, 'tls.key'),
+    POD_NAMESPACE: 'outrigger-system',
+    NODE_OPTIONS: values['injector-node-options'],
+  },
   readyUrl: `https://127.0.0.1:${injectorPort}/healthz`,
   ca: ca.cert,
   logFile: join(dir, 'injector.log'),
@@ -142,7 +156,7 @@ try {
   await sanity('injector');
   await sanity('baseline');
   console.log(`bodies: ${realistic.length} opted-in fixture reviews (${realistic.map((b) => b.length).join(', ')} bytes); big pod ${(big.length / 1024 / 1024).toFixed(2)} MiB`);
-  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; injector and baseline each in its own process`);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; injector and baseline each in its own process; injector NODE_OPTIONS=${JSON.stringify(values['injector-node-options'])}`);
   console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} (autocannon latencies are whole milliseconds)\n`);
 
   // Warm both up (JIT tiers, heap growth: a 2 s warm-up left the first measured run ~15 % slow),
