@@ -18,14 +18,15 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
+import { deployedNodeOptions } from '../deploy/render.js';
 import { openLoopInChild, type OpenLoopResult, type Percentiles } from './open-loop.js';
 
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     rate: { type: 'string', default: '1000' },
-    // Heap settings for the injector process only, e.g. --injector-node-options=--max-semi-space-size=2
-    'injector-node-options': { type: 'string', default: process.env.NODE_OPTIONS ?? '' },
+    // NODE_OPTIONS for the injector process only; by default what deploy/base sets for it.
+    'injector-node-options': { type: 'string', default: deployedNodeOptions('injector') },
   },
 });
 const DURATION = Number(values.duration);

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { freePort, kubeConfigFrom, startApp, startControlPlane } from '@outrigger/control-plane';
+import { deployedNodeOptions } from '../deploy/render.js';
 
 // Benchmark (not a test): N annotated pods across M labelled namespaces exist before the
 // rbac-syncer starts; measures start → converged binding, API writes, and the syncer's peak RSS.
@@ -18,7 +18,7 @@ const { values } = parseArgs({
     'node-options': { type: 'string', multiple: true },
   },
 });
-const DEPLOYED_NODE_OPTIONS = ['', '--max-semi-space-size=2'];
+const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
 const pods = Number(values.pods);
 const namespaces = Number(values.namespaces);
 
@@ -55,10 +55,10 @@ try {
 
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   // Twice on the same pods: with Node's default heap settings, then with the NODE_OPTIONS that
-  // deploy/base/rbac-syncer sets (a 2 MiB young generation: more scavenges, ~40 MiB less peak RSS).
+  // deploy/base/rbac-syncer sets (read from the manifest).
   // The managed ClusterRole and binding are deleted in between, so both runs start from nothing.
-  for (const nodeOptions of values['node-options'] ?? DEPLOYED_NODE_OPTIONS) {
-    const label = `NODE_OPTIONS=${JSON.stringify(nodeOptions)}${nodeOptions === DEPLOYED_NODE_OPTIONS.at(-1) ? ' (as deploy/base sets it)' : ''}`;
+  for (const nodeOptions of values['node-options'] ?? ['', DEPLOYED_NODE_OPTIONS]) {
+    const label = `NODE_OPTIONS=${JSON.stringify(nodeOptions)}${nodeOptions === DEPLOYED_NODE_OPTIONS ? ' (as deploy/base sets it)' : ''}`;
     await rbac.deleteClusterRoleBinding({ name: 'xxl-agent-exec' }).catch(() => undefined);
     await rbac.deleteClusterRole({ name: 'xxl-agent-exec' }).catch(() => undefined);
     const port = await freePort();

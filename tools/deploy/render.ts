@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@outrigger/control-plane';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 /** A rendered Kubernetes object, as plain JSON. */
 export interface KubeObject {
@@ -42,4 +42,16 @@ export function render(kubectl: string, path: string): KubeObject[] {
 
 export function readDeployFile(path: string): string {
   return readFileSync(join(DEPLOY_DIR, path), 'utf8');
+}
+
+interface ContainerEnv {
+  readonly spec: { readonly template: { readonly spec: { readonly containers: readonly { readonly name: string; readonly env?: readonly { name: string; value?: string }[] }[] } } };
+}
+
+/** The NODE_OPTIONS deploy/base gives an app's container ('' if none), so benchmarks run what ships. */
+export function deployedNodeOptions(app: 'injector' | 'rbac-syncer' | 'cert-manager'): string {
+  const deployment = parse(readDeployFile(`base/${app}/deployment.yaml`)) as ContainerEnv;
+  const container = deployment.spec.template.spec.containers.find((c) => c.name === app);
+  if (!container) throw new Error(`deploy/base/${app}/deployment.yaml has no container named ${app}`);
+  return container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
 }
