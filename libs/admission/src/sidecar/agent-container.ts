@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../json.js';
+import { cloneJson, type JsonObject, type JsonValue } from '../json.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 
 /**
@@ -20,7 +20,8 @@ export function buildAgentContainer(
     })),
     ...staticEnv.map(({ name, value }) => ({ name, value })),
   ];
-  const copy = structuredClone(container) as JsonObject;
+  // A copy, so no pod shares (and no later mutation reaches) the profile's objects.
+  const copy = cloneJson(container as JsonObject);
   return {
     ...copy,
     ...(env.length > 0 ? { env } : {}),
