@@ -1,9 +1,10 @@
 /**
  * Benchmark (not a test) of the built injector against a minimal hand-written node:https webhook
- * doing the same work. Both run as their own processes on the same built code. Prints max
- * requests/s (autocannon, closed loop), the injector/baseline ratio (and each server's CPU time per
- * request, read from /proc), latency percentiles at a fixed 1000 req/s (an open loop: evenly spaced
- * requests) and the latency of single ~1.5 MiB pods, next to their targets.
+ * doing the same work. Both run as their own processes on the same built code. Prints latency
+ * percentiles at a fixed 1000 req/s (an open loop: evenly spaced requests; first, on servers that
+ * have seen only that rate), max requests/s (autocannon, closed loop) with the injector/baseline
+ * ratio (and each server's CPU time per request, read from /proc), and the latency of single
+ * ~1.5 MiB pods, next to their targets.
  *
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/injector-bench.ts [--duration 10] [--rate 1000]
  *     [--injector-node-options=<flags>]
@@ -152,6 +153,18 @@ const line = (label: string, r: Result) =>
 const percentileLine = (p: Percentiles) => `p50 ${f(p.p50)} p90 ${f(p.p90)} p99 ${f(p.p99)} max ${f(p.max, 1)} ms`;
 const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 
+async function fixedRate(order: readonly Target[]): Promise<Record<Target, OpenLoopResult[]>> {
+  const results: Record<Target, OpenLoopResult[]> = { injector: [], baseline: [] };
+  for (const target of order) {
+    const { warmup, measured: r } = await openLoopInChild({ url: `${targets[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
+    results[target].push(r);
+    console.log(
+      `${`${target} at ${RATE} req/s (open loop)`.padEnd(34)} ${percentileLine(r.latency)}   sender late ${percentileLine(r.senderLateness)}   from due time: p99 ${f(r.latencyFromDue.p99)} ms   failed ${r.failed}/${r.sent}   new connections ${r.newConnections}   (the 5 s warm-up, connection setup included: p99 ${f(warmup.latency.p99)} ms)`,
+    );
+  }
+  return results;
+}
+
 // ---- runs ---------------------------------------------------------------------------------------------
 try {
   await sanity('injector');
@@ -159,6 +172,18 @@ try {
   console.log(`bodies: ${realistic.length} opted-in fixture reviews (${realistic.map((b) => b.length).join(', ')} bytes); big pod ${(big.length / 1024 / 1024).toFixed(2)} MiB`);
   console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; injector and baseline each in its own process; injector NODE_OPTIONS=${JSON.stringify(values['injector-node-options'])}`);
   console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} (autocannon latencies are whole milliseconds)\n`);
+
+  // p99 at a fixed rate: an open loop, I B I B, each after a 5 s warm-up at the same rate on the
+  // same connections, sent from a fresh process. First on servers that have seen nothing but their
+  // warm-ups, the steady state the API server produces; then once more each after the saturated
+  // runs below, which leave the injector's larger heap collecting its old generation every few seconds.
+  const fixed = await fixedRate(['injector', 'baseline', 'injector', 'baseline']);
+  const p99s = (t: Target) => fixed[t].map((r) => f(r.latency.p99)).join(' / ');
+  const p99 = Math.max(...fixed.injector.map((r) => r.latency.p99));
+  const floor = Math.max(...fixed.baseline.map((r) => r.latency.p99));
+  console.log(`\ninjector p99 at ${RATE} req/s: ${p99s('injector')} ms (baseline ${p99s('baseline')} ms)   target <= 5 ms   ${verdict(p99 <= 5)} (both runs)`);
+  if (floor > 5) console.log(`the baseline's own p99 was above 5 ms too: in this run the machine's floor is above the target`);
+  console.log('');
 
   // Warm both up (JIT tiers, heap growth: a 2 s warm-up left the first measured run ~15 % slow),
   // then A B B A B A A B, so drift in machine load hits both sides alike; the mean of four runs counts.
@@ -181,20 +206,8 @@ try {
   console.log(
     `server CPU per request: injector ${f(mean(cpuPerRequest.injector) * 1000, 0)} µs, baseline ${f(mean(cpuPerRequest.baseline) * 1000, 0)} µs; ceiling ratio (baseline/injector CPU): ${f(cpuRatio)}x\n`,
   );
-
-  // Open loop at a fixed rate, I B I B, each after a 5 s warm-up at the same rate on the same
-  // connections (printed too), sent from a fresh process: the p99 of a sustained 1000 req/s.
-  const fixed: Record<Target, OpenLoopResult[]> = { injector: [], baseline: [] };
-  for (const target of ['injector', 'baseline', 'injector', 'baseline'] as const) {
-    const { warmup, measured: r } = await openLoopInChild({ url: `${targets[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
-    fixed[target].push(r);
-    console.log(
-      `${`${target} at ${RATE} req/s (open loop)`.padEnd(34)} ${percentileLine(r.latency)}   sender late ${percentileLine(r.senderLateness)}   failed ${r.failed}/${r.sent}   new connections ${r.newConnections}   (the 5 s warm-up, connection setup included: p99 ${f(warmup.latency.p99)} ms)`,
-    );
-  }
-  const p99s = (t: Target) => fixed[t].map((r) => f(r.latency.p99)).join(' / ');
-  const p99 = Math.max(...fixed.injector.map((r) => r.latency.p99));
-  console.log(`\ninjector p99 at ${RATE} req/s: ${p99s('injector')} ms (baseline ${p99s('baseline')} ms)   target <= 5 ms   ${verdict(p99 <= 5)} (both runs)\n`);
+  const afterSaturation = await fixedRate(['injector', 'baseline']);
+  console.log(`(after the saturated runs: injector p99 ${f(afterSaturation.injector[0]!.latency.p99)} ms, baseline ${f(afterSaturation.baseline[0]!.latency.p99)} ms; not the target's condition)\n`);
 
   for (const target of ['injector', 'baseline'] as const) {
     for (let i = 0; i < 3; i++) await post(targets[target], big);
