@@ -1,3 +1,4 @@
+import './v8-flags.js';
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
