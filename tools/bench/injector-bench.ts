@@ -2,7 +2,7 @@
  * Benchmark (not a test) of the built injector against a minimal hand-written node:https webhook
  * doing the same work. Both run as their own processes on the same built code. Prints latency
  * percentiles at a fixed 1000 req/s (an open loop: evenly spaced requests; first, on servers that
- * have seen only that rate), max requests/s (autocannon, closed loop) with the injector/baseline
+ * have seen only the sanity checks and that rate), max requests/s (autocannon, closed loop) with the injector/baseline
  * ratio (and each server's CPU time per request, read from /proc), and the latency of single
  * ~1.5 MiB pods, next to their targets.
  *
@@ -188,8 +188,8 @@ try {
   console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} (autocannon latencies are whole milliseconds)\n`);
 
   // p99 at a fixed rate: an open loop, I B I B, each after a 5 s warm-up at the same rate on the
-  // same connections, sent from a fresh process. First on servers that have seen nothing but their
-  // warm-ups, the steady state the API server produces; then once more each after the saturated
+  // same connections, sent from a fresh process. First on servers that have seen nothing but the
+  // sanity checks (one 1.5 MiB pod each) and their warm-ups, the steady state the API server produces; then once more each after the saturated
   // runs below, which leave the injector's larger heap collecting its old generation every few seconds.
   const fixed = await fixedRate(['injector', 'baseline', 'injector', 'baseline']);
   const p99s = (t: Target, results = fixed) => results[t].map((r) => f(r.latency.p99)).join(' / ');
