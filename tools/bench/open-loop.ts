@@ -23,6 +23,9 @@ export interface Percentiles {
 }
 
 export interface OpenLoopResult {
+  /** Epoch ms of the first request due and of the last answer. */
+  readonly startedAt: number;
+  readonly endedAt: number;
   readonly sent: number;
   readonly ok: number;
   readonly failed: number;
@@ -32,6 +35,8 @@ export interface OpenLoopResult {
    * so a stalled server cannot hide behind the sender.
    */
   readonly latency: Percentiles;
+  /** Every request's `latency` in µs, so runs can be pooled. */
+  readonly latencySamplesUs: readonly number[];
   /** ms each request was handed to the HTTP client after it was due: the load generator's own timer and CPU stalls. */
   readonly senderLateness: Percentiles;
   /** ms from the moment each request was due to its full answer: `latency` plus the sender's lateness. */
@@ -67,6 +72,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<{ warmup: Open
 
 async function schedule(agent: Agent, options: OpenLoopOptions, durationMs: number): Promise<OpenLoopResult> {
   const latency = createHistogram();
+  const latencySamplesUs: number[] = [];
   const lateness = createHistogram();
   const fromDue = createHistogram();
   const interval = 1000 / options.rate;
@@ -87,7 +93,7 @@ async function schedule(agent: Agent, options: OpenLoopOptions, durationMs: numb
         res.resume();
         res.on('end', () => {
           const answeredAt = performance.now();
-          record(latency, answeredAt - sentAt);
+          latencySamplesUs.push(record(latency, answeredAt - sentAt));
           record(fromDue, answeredAt - dueAt);
           if (res.statusCode === 200) ok++;
           else failed++;
@@ -121,11 +127,14 @@ async function schedule(agent: Agent, options: OpenLoopOptions, durationMs: numb
     tick();
   });
   await Promise.all(inFlight);
-  return { sent, ok, failed, latency: percentiles(latency), senderLateness: percentiles(lateness), latencyFromDue: percentiles(fromDue), newConnections };
+  const epoch = (t: number) => performance.timeOrigin + t;
+  return { startedAt: epoch(started), endedAt: epoch(performance.now()), sent, ok, failed, latency: percentiles(latency), latencySamplesUs, senderLateness: percentiles(lateness), latencyFromDue: percentiles(fromDue), newConnections };
 }
 
-function record(histogram: RecordableHistogram, ms: number): void {
-  histogram.record(Math.max(1, Math.round(ms * 1000)));
+function record(histogram: RecordableHistogram, ms: number): number {
+  const us = Math.max(1, Math.round(ms * 1000));
+  histogram.record(us);
+  return us;
 }
 
 function percentiles(histogram: RecordableHistogram): Percentiles {
