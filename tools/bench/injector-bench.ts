@@ -22,7 +22,7 @@ import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { deployedNodeOptions } from '../deploy/render.js';
 import { openLoopInChild, type OpenLoopResult, type Percentiles } from './open-loop.js';
-import { startStallCanary, stallsBetween } from './stall-canary.js';
+import { startStallCanary, stallsBetween, type Stall } from './stall-canary.js';
 
 const { values } = parseArgs({
   options: {
@@ -188,11 +188,15 @@ async function fixedRate(order: readonly Target[]): Promise<Record<Target, Windo
   const results: Record<Target, Window[]> = { injector: [], baseline: [] };
   const canary = await startStallCanary();
   const measured: [Target, OpenLoopResult, string][] = [];
-  for (const target of order) {
-    const { warmup, measured: r } = await openLoopInChild({ url: `${servers.urls[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
-    measured.push([target, r, f(warmup.latency.p99)]);
+  let stalls: Stall[] = [];
+  try {
+    for (const target of order) {
+      const { warmup, measured: r } = await openLoopInChild({ url: `${servers.urls[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
+      measured.push([target, r, f(warmup.latency.p99)]);
+    }
+  } finally {
+    stalls = await canary.stop();
   }
-  const stalls = await canary.stop();
   for (const [target, r, warmupP99] of measured) {
     const machine = stallsBetween(stalls, r.startedAt, r.endedAt, 5);
     results[target].push({ ...r, machineStalls: machine.count });

@@ -53,5 +53,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.send) {
     clearInterval(timer);
     process.send?.(stalls, () => process.exit(0));
   });
+  // The parent went away without asking (it failed): no orphan left ticking.
+  process.on('disconnect', () => process.exit(0));
   process.send('ready');
 }
