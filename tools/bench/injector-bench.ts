@@ -11,7 +11,7 @@
  *     [--windows 5] [--injector-node-options=<flags>]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,11 +77,8 @@ const big = bigPod(1.5 * 1024 * 1024);
 const ca = issueCertificate({ commonName: 'bench-ca', usage: 'ca', lifetimeMs: 24 * 3600_000 });
 const serving = issueCertificate({ commonName: 'injector', usage: 'server', lifetimeMs: 3600_000, issuer: ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
 const dir = mkdtempSync(join(tmpdir(), 'injector-bench-'));
-// The injector watches the directory of its TLS files, so its logs go elsewhere.
-const tlsDir = join(dir, 'tls');
-mkdirSync(tlsDir);
-writeFileSync(join(tlsDir, 'tls.crt'), serving.cert);
-writeFileSync(join(tlsDir, 'tls.key'), serving.key);
+writeFileSync(join(dir, 'tls.crt'), serving.cert);
+writeFileSync(join(dir, 'tls.key'), serving.key);
 
 type Target = 'injector' | 'baseline';
 interface Servers {
@@ -96,8 +93,8 @@ async function startServers(): Promise<Servers> {
   const injector = await startApp('injector', {
     env: {
       PORT: String(injectorPort),
-      TLS_CERT_FILE: join(tlsDir, 'tls.crt'),
-      TLS_KEY_FILE: join(tlsDir, 'tls.key'),
+      TLS_CERT_FILE: join(dir, 'tls.crt'),
+      TLS_KEY_FILE: join(dir, 'tls.key'),
       POD_NAMESPACE: 'outrigger-system',
       NODE_OPTIONS: values['injector-node-options'],
     },
@@ -107,7 +104,7 @@ async function startServers(): Promise<Servers> {
   });
   const baselinePort = await freePort();
   // Without the development condition it loads the built @outrigger/admission, as the injector does.
-  const baseline = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./baseline-server.ts', import.meta.url)), String(baselinePort), join(tlsDir, 'tls.crt'), join(tlsDir, 'tls.key')], {
+  const baseline = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./baseline-server.ts', import.meta.url)), String(baselinePort), join(dir, 'tls.crt'), join(dir, 'tls.key')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
