@@ -21,7 +21,7 @@ import autocannon, { type Result } from 'autocannon';
 import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { deployedNodeOptions } from '../deploy/render.js';
-import { openLoopInChild, type OpenLoopResult, type Percentiles } from './open-loop.js';
+import { openLoopInChild, pooledLatency, type OpenLoopResult, type Percentiles } from './open-loop.js';
 import { startStallCanary, stallsBetween, type Stall } from './stall-canary.js';
 
 const { values } = parseArgs({
@@ -166,11 +166,6 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
 };
-/** p99 of all the runs' requests taken together, in ms. */
-function pooledP99(results: readonly OpenLoopResult[]): number {
-  const all = results.flatMap((r) => r.latencySamplesUs).sort((a, b) => a - b);
-  return (all[Math.ceil(all.length * 0.99) - 1] ?? 0) / 1000;
-}
 const f = (n: number, digits = 2) => n.toFixed(digits);
 const line = (label: string, r: Result) =>
   `${label.padEnd(34)} ${f(r.requests.average, 0).padStart(7)} req/s   p50 ${f(r.latency.p50).padStart(6)} ms   p99 ${f(r.latency.p99).padStart(6)} ms   non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
@@ -220,7 +215,7 @@ try {
   const p99s = (t: Target, results = fixed) => results[t].map((r) => f(r.latency.p99)).join(' / ');
   const medianP99 = (t: Target) => median(fixed[t].map((r) => r.latency.p99));
   console.log(`\np99 per ${DURATION} s window at ${RATE} req/s: injector ${p99s('injector')} ms; baseline ${p99s('baseline')} ms`);
-  console.log(`p99 of all windows' requests together: injector ${f(pooledP99(fixed.injector))} ms, baseline ${f(pooledP99(fixed.baseline))} ms`);
+  console.log(`p99 of all windows' requests together: injector ${f(pooledLatency(fixed.injector).p99)} ms, baseline ${f(pooledLatency(fixed.baseline).p99)} ms`);
   console.log(`injector p99 at ${RATE} req/s, median of ${WINDOWS} windows: ${f(medianP99('injector'))} ms (baseline ${f(medianP99('baseline'))} ms)   target <= 5 ms   ${verdict(medianP99('injector') <= 5)}`);
   if (medianP99('baseline') > 5) console.log(`the baseline's own median p99 was above 5 ms too: in this run the machine's floor is above the target`);
   console.log('');

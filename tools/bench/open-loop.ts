@@ -137,6 +137,13 @@ function record(histogram: RecordableHistogram, ms: number): number {
   return us;
 }
 
+/** Percentiles of several runs' requests taken together, computed as each run's own are. */
+export function pooledLatency(results: readonly OpenLoopResult[]): Percentiles {
+  const histogram = createHistogram();
+  for (const r of results) for (const us of r.latencySamplesUs) histogram.record(us);
+  return percentiles(histogram);
+}
+
 function percentiles(histogram: RecordableHistogram): Percentiles {
   const ms = (µs: number) => µs / 1000;
   return { p50: ms(histogram.percentile(50)), p90: ms(histogram.percentile(90)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) };
