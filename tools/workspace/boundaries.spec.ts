@@ -34,3 +34,24 @@ describe('module boundaries', () => {
     expect(await boundaryErrors('apps/injector/src/x.ts', "import { issueCertificate } from '@outrigger/pki';\nexport const x = issueCertificate;\n")).toEqual([]);
   });
 });
+
+describe('object literals that start with a spread, on the injector path', () => {
+  const spreadErrors = async (filePath: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: `${root}${filePath}` });
+    return result.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+  };
+
+  it('are refused in libs/admission and the injector', async () => {
+    for (const file of ['libs/admission/src/x.ts', 'apps/injector/src/x.ts']) {
+      expect((await spreadErrors(file, 'export const f = (a: object) => ({ ...a, b: 1 });\n')).join('\n')).toMatch(/new hidden class/);
+      expect(await spreadErrors(file, 'export const f = (a: object, b: object) => ({ ...a, ...b });\n')).toHaveLength(1);
+    }
+  });
+
+  it('are allowed where they make no new hidden class, in tests, and in other projects', async () => {
+    const allowed = 'export const f = (a: object) => [{ b: 1, ...a }, { ...a }, Object.assign({}, a, { b: 1 })];\n';
+    expect(await spreadErrors('libs/admission/src/x.ts', allowed)).toEqual([]);
+    expect(await spreadErrors('libs/admission/src/x.spec.ts', 'export const f = (a: object) => ({ ...a, b: 1 });\n')).toEqual([]);
+    expect(await spreadErrors('apps/rbac-syncer/src/x.ts', 'export const f = (a: object) => ({ ...a, b: 1 });\n')).toEqual([]);
+  });
+});

@@ -114,10 +114,7 @@ export function buildMutatingWebhookConfiguration(options: MutatingWebhookConfig
       {
         name: webhookName,
         admissionReviewVersions: ['v1', 'v1beta1'],
-        clientConfig: {
-          ...clientTarget(options.client, installNamespace),
-          ...(options.caBundle ? { caBundle: options.caBundle } : {}),
-        },
+        clientConfig: Object.assign(clientTarget(options.client, installNamespace), options.caBundle ? { caBundle: options.caBundle } : {}),
         rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
         failurePolicy: options.failurePolicy ?? 'Fail',
         matchPolicy: 'Equivalent',

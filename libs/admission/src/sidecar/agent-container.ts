@@ -20,11 +20,10 @@ export function buildAgentContainer(
     })),
     ...staticEnv.map(({ name, value }) => ({ name, value })),
   ];
-  // A copy, so no pod shares (and no later mutation reaches) the profile's objects.
-  const copy = cloneJson(container as JsonObject);
-  return {
-    ...copy,
-    ...(env.length > 0 ? { env } : {}),
-    ...(profile.nativeSidecar ? { restartPolicy: 'Always' } : {}),
-  };
+  // A copy, so no pod shares (and no later mutation reaches) the profile's objects. Members are
+  // assigned, not spread into a new literal: see no-restricted-syntax in eslint.config.mjs.
+  const agent = cloneJson(container as JsonObject);
+  if (env.length > 0) agent['env'] = env;
+  if (profile.nativeSidecar) agent['restartPolicy'] = 'Always';
+  return agent;
 }

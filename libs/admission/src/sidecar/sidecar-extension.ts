@@ -79,7 +79,7 @@ function planInjections(
   const plans: InjectionPlan[] = [];
   for (const profile of profiles) {
     const env = parameterEnv(profile, annotations, podContainers);
-    if (env.type === 'denied') return { ...env, warnings };
+    if (env.type === 'denied') return Object.assign({}, env, { warnings });
     const unknown = unknownProfileAnnotations(profile, annotations);
     if (unknown.length > 0) warnings.push(`profile ${profile.name}: unknown annotations ignored: ${unknown.join(', ')}`);
     plans.push({ profile, container: buildAgentContainer(profile, env.env) });
