@@ -6,10 +6,12 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });
 
-async function boundaryErrors(filePath: string, code: string): Promise<string[]> {
+async function lintErrors(rules: readonly string[], filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: `${root}${filePath}` });
-  return result.messages.filter((m) => m.ruleId === '@nx/enforce-module-boundaries' || m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return result.messages.filter((m) => m.ruleId !== null && rules.includes(m.ruleId)).map((m) => m.message);
 }
+const boundaryErrors = (filePath: string, code: string) => lintErrors(['@nx/enforce-module-boundaries', 'no-restricted-imports'], filePath, code);
+const spreadErrors = (filePath: string, code: string) => lintErrors(['no-restricted-syntax'], filePath, code);
 
 describe('module boundaries', () => {
   it('stop an app importing another app', async () => {
@@ -36,11 +38,6 @@ describe('module boundaries', () => {
 });
 
 describe('object literals that start with a spread, on the injector path', () => {
-  const spreadErrors = async (filePath: string, code: string) => {
-    const [result] = await eslint.lintText(code, { filePath: `${root}${filePath}` });
-    return result.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
-  };
-
   it('are refused in libs/admission and the injector', async () => {
     for (const file of ['libs/admission/src/x.ts', 'apps/injector/src/x.ts']) {
       expect((await spreadErrors(file, 'export const f = (a: object) => ({ ...a, b: 1 });\n')).join('\n')).toMatch(/new hidden class/);
