@@ -1,6 +1,6 @@
 import { request } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
@@ -17,6 +17,23 @@ export interface ControlPlaneOptions {
   readonly log?: (line: string) => void;
   /** Keep the working directory (certificates, logs, etcd data) after stop. */
   readonly keepDir?: boolean;
+  /** Serve a cluster with nodes (see startCluster) instead of a bare API server on loopback. */
+  readonly forNodes?: NodeFacingOptions;
+}
+
+/** What an API server needs to serve a node: its address, the node authorizer, and the kubelet's CA and client certificate. */
+export interface NodeFacingOptions {
+  /** Working directory (created if missing, never removed here: the cluster owns it). */
+  readonly dir: string;
+  /** The CA for every certificate in the cluster; the caller issues the components' certificates with it. */
+  readonly ca: Issued;
+  readonly address: string;
+  readonly port: number;
+  readonly serviceCidr: string;
+  /** The `kubernetes` Service's ClusterIP, a name in the serving certificate. */
+  readonly serviceAddress: string;
+  /** The API server's client certificate for kubelets (exec, logs, port-forward). */
+  readonly kubeletClient: Issued;
 }
 
 export interface ControlPlane {
@@ -50,10 +67,14 @@ const YEAR_MS = 365 * 86_400_000;
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[control-plane] ${line}\n`));
   const binDir = await resolveBinaries(log);
-  const dir = mkdtempSync(join(tmpdir(), 'outrigger-cp-'));
-  const [etcdClientPort, etcdPeerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  const server = `https://127.0.0.1:${apiPort}`;
-  const files = writeCredentials(dir);
+  const nodes = options.forNodes;
+  const dir = nodes ? join(nodes.dir, 'control-plane') : mkdtempSync(join(tmpdir(), 'outrigger-cp-'));
+  mkdirSync(dir, { recursive: true });
+  const [etcdClientPort, etcdPeerPort] = [await freePort(), await freePort()];
+  const apiPort = nodes?.port ?? (await freePort());
+  const address = nodes?.address ?? '127.0.0.1';
+  const server = `https://${address}:${apiPort}`;
+  const files = writeCredentials(dir, nodes);
 
   const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
   const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
@@ -71,8 +92,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   const apiArgs = [
     `--etcd-servers=${etcdUrl}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    `--bind-address=${address}`,
+    `--advertise-address=${address}`,
     `--secure-port=${apiPort}`,
     `--tls-cert-file=${files.servingCert}`,
     `--tls-private-key-file=${files.servingKey}`,
@@ -80,10 +101,22 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
     `--service-account-key-file=${files.saPublic}`,
     `--service-account-signing-key-file=${files.saPrivate}`,
-    '--service-cluster-ip-range=10.0.0.0/24',
-    '--authorization-mode=RBAC',
-    // No controller-manager or endpoints here: the apiserver must not wait for its own Service endpoints.
-    '--endpoint-reconciler-type=none',
+    `--service-cluster-ip-range=${nodes?.serviceCidr ?? '10.0.0.0/24'}`,
+    ...(nodes
+      ? [
+          '--authorization-mode=Node,RBAC',
+          '--enable-admission-plugins=NodeRestriction',
+          `--kubelet-client-certificate=${files.kubeletClientCert}`,
+          `--kubelet-client-key=${files.kubeletClientKey}`,
+          `--kubelet-certificate-authority=${files.caCert}`,
+          // Webhook Services are called at their endpoints' addresses: no wait for kube-proxy's rules.
+          '--enable-aggregator-routing=true',
+        ]
+      : [
+          '--authorization-mode=RBAC',
+          // No controller-manager or endpoints here: the apiserver must not wait for its own Service endpoints.
+          '--endpoint-reconciler-type=none',
+        ]),
     '--allow-privileged=true',
     '--profiling=false',
     `--admission-control-config-file=${files.admissionConfig}`,
@@ -119,7 +152,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       startApiServer,
       stop: async () => {
         await stopAll();
-        if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+        if (!options.keepDir && !nodes) rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
@@ -128,15 +161,15 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   }
 }
 
-function writeCredentials(dir: string) {
-  const ca = issueCertificate({ commonName: 'outrigger-local-ca', usage: 'ca', lifetimeMs: YEAR_MS });
+function writeCredentials(dir: string, nodes?: NodeFacingOptions) {
+  const ca = nodes?.ca ?? issueCertificate({ commonName: 'outrigger-local-ca', usage: 'ca', lifetimeMs: YEAR_MS });
   const serving = issueCertificate({
     commonName: 'kube-apiserver',
     usage: 'server',
     issuer: ca,
     lifetimeMs: YEAR_MS,
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
-    ipAddresses: ['127.0.0.1', '10.0.0.1'],
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ipAddresses: nodes ? ['127.0.0.1', nodes.address, nodes.serviceAddress] : ['127.0.0.1', '10.0.0.1'],
   });
   const admin = issueCertificate({ commonName: 'admin', organizations: ['system:masters'], usage: 'client', issuer: ca, lifetimeMs: YEAR_MS });
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -157,6 +190,8 @@ function writeCredentials(dir: string) {
     saPublic: path('sa.pub', sa.publicKey.export({ type: 'spki', format: 'pem' }).toString()),
     saPrivate: path('sa.key', sa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
     webhookClientCa: path('webhook-client-ca.crt', webhookClientCa.cert),
+    kubeletClientCert: nodes ? path('kubelet-client.crt', nodes.kubeletClient.cert) : '',
+    kubeletClientKey: nodes ? path('kubelet-client.key', nodes.kubeletClient.key) : '',
     admissionConfig: path('admission-config.yaml', admissionConfigYaml(path('webhook-client.kubeconfig', webhookClientKubeconfigYaml(webhookClient)))),
   };
 }

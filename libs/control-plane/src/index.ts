@@ -5,3 +5,4 @@ export * from './ports.js';
 export * from './test-namespace.js';
 export * from './app-process.js';
 export * from './tls-probe.js';
+export * from './cluster/index.js';

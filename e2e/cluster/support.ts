@@ -1,0 +1,100 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+
+const { kubeconfigPath, binDir } = inject('cluster');
+const kubectlBin = join(binDir, 'kubectl');
+const execFileAsync = promisify(execFile);
+
+export const INJECTION_LABEL = 'outrigger.dev/injection=enabled';
+export const OUTRIGGER_NAMESPACE = 'outrigger-system';
+
+/** kubectl against the suite's cluster; throws with kubectl's own message. */
+export function kubectl(args: readonly string[], input?: string): string {
+  try {
+    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (error) {
+    const e = error as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: error });
+  }
+}
+
+/** kubectl without blocking the event loop (for load generators running beside a rollout). */
+export async function kubectlAsync(args: readonly string[], input?: string): Promise<string> {
+  const child = execFileAsync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8' });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  return (await child).stdout;
+}
+
+export function kubectlJson<T>(args: readonly string[]): T {
+  return JSON.parse(kubectl([...args, '-o', 'json'])) as T;
+}
+
+/** A fresh namespace, labelled for injection unless `labelled` is false. */
+export function createNamespace(prefix: string, labelled = true): string {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  kubectl(['create', 'namespace', name]);
+  if (labelled) kubectl(['label', 'namespace', name, INJECTION_LABEL]);
+  return name;
+}
+
+/** A fixture manifest from fixtures/, applied into `namespace`. */
+export function applyFixture(name: string, namespace: string): void {
+  kubectl(['apply', '-n', namespace, '-f', '-'], readFileSync(join(import.meta.dirname, 'fixtures', name), 'utf8'));
+}
+
+export async function eventually<T>(attempt: () => T | Promise<T>, what: string, timeoutMs = 180_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs / 1000}s: ${last}`);
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
+
+export interface PodJson {
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly annotations?: Record<string, string>; readonly labels?: Record<string, string> };
+  readonly spec: {
+    readonly containers: readonly { readonly name: string; readonly image: string }[];
+    readonly initContainers?: readonly { readonly name: string; readonly image: string; readonly restartPolicy?: string }[];
+    readonly serviceAccountName?: string;
+  };
+  readonly status: {
+    readonly phase: string;
+    readonly containerStatuses?: readonly { readonly name: string; readonly ready: boolean; readonly state: Record<string, unknown> }[];
+    readonly initContainerStatuses?: readonly { readonly name: string; readonly ready: boolean; readonly state: Record<string, unknown> }[];
+  };
+}
+
+export function pods(namespace: string, selector: string): PodJson[] {
+  return kubectlJson<{ items: PodJson[] }>(['get', 'pods', '-n', namespace, '-l', selector]).items;
+}
+
+/** The agent container, wherever the profile put it (a container, or a native-sidecar init container). */
+export function agentOf(pod: PodJson): { name: string; image: string; restartPolicy?: string } | undefined {
+  return pod.spec.containers.find((c) => c.name === 'xxl-agent') ?? pod.spec.initContainers?.find((c) => c.name === 'xxl-agent');
+}
+
+export interface AgentResult {
+  readonly ok: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly error: string;
+  readonly pod: string;
+  readonly container: string;
+}
+
+/** What the stand-in agent reports of its exec into the target container, read through the API server's pod proxy. */
+export function agentResult(namespace: string, pod: string, path: '/last' | '/exec' = '/last'): AgentResult {
+  return JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}:9999/proxy${path}`])) as AgentResult;
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { type PodJson, agentOf, agentResult, applyFixture, createNamespace, eventually, kubectl, pods } from './support.ts';
+
+const AGENT_IMAGE = 'localhost/outrigger/stand-in-agent:local';
+
+/** The stand-in agent execs into its target container through the API with the RBAC the syncer bound. */
+async function expectAgentExecs(pod: PodJson): Promise<void> {
+  const { namespace, name } = pod.metadata;
+  const result = await eventually(() => {
+    const r = agentResult(namespace, name);
+    if (!r.ok) throw new Error(`agent in ${namespace}/${name}: ${r.error || 'no exec yet'}`);
+    return r;
+  }, `the agent in ${namespace}/${name} to exec into its target`);
+  expect(result.stdout).toContain('outrigger-agent-exec-ok');
+  // `hostname` in the target container: the pod's own name, so the exec reached the right pod.
+  expect(result.stdout).toContain(name);
+}
+
+/** A finished pod's agent: its log holds the result of its exec. */
+function agentLoggedSuccess(pod: PodJson): boolean {
+  const log = kubectl(['logs', '-n', pod.metadata.namespace, pod.metadata.name, '-c', 'xxl-agent']);
+  return log.split('\n').some((line) => line.includes('"ok":true') && line.includes('outrigger-agent-exec-ok'));
+}
+
+describe('workloads on the real node get the agent, and the agent works', () => {
+  it('Deployment: every replica runs the agent beside its container, and the agent execs into it', async () => {
+    const ns = createNamespace('deploy');
+    applyFixture('deployment.yaml', ns);
+    kubectl(['rollout', 'status', 'deployment/billing', '-n', ns, '--timeout=180s']);
+    const replicas = pods(ns, 'app=billing');
+    expect(replicas).toHaveLength(2);
+    for (const pod of replicas) {
+      expect(pod.spec.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
+      expect(agentOf(pod)?.image).toBe(AGENT_IMAGE);
+      expect(pod.status.containerStatuses?.every((c) => c.ready)).toBe(true);
+      await expectAgentExecs(pod);
+    }
+    // The syncer bound exactly this namespace's ServiceAccount for the agent.
+    const subjects = kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={.subjects[*].namespace}']);
+    expect(subjects.split(' ')).toContain(ns);
+  });
+
+  it('StatefulSet: its pod gets the agent and the agent execs into the named target', async () => {
+    const ns = createNamespace('sts');
+    applyFixture('statefulset.yaml', ns);
+    kubectl(['rollout', 'status', 'statefulset/ledger', '-n', ns, '--timeout=180s']);
+    const [pod] = pods(ns, 'app=ledger');
+    expect(pod && agentOf(pod)?.image).toBe(AGENT_IMAGE);
+    if (pod) await expectAgentExecs(pod);
+  });
+
+  it('Job with the native-sidecar profile: the agent is an init container with restartPolicy Always, execs, and the Job completes', async () => {
+    const ns = createNamespace('job');
+    applyFixture('job.yaml', ns);
+    const [running] = await eventually(() => {
+      const found = pods(ns, 'app=nightly-report').filter((p) => p.status.phase === 'Running');
+      if (found.length === 0) throw new Error('no running pod yet');
+      return found;
+    }, 'the Job pod to run');
+    expect(running && agentOf(running)?.restartPolicy).toBe('Always');
+    if (running) await expectAgentExecs(running);
+    kubectl(['wait', '--for=condition=complete', 'job/nightly-report', '-n', ns, '--timeout=180s']);
+  });
+
+  it('CronJob: a Job made from it gets the native agent, which execs, and completes', async () => {
+    const ns = createNamespace('cron');
+    applyFixture('cronjob.yaml', ns);
+    kubectl(['create', 'job', 'sweep-now', '--from=cronjob/hourly-sweep', '-n', ns]);
+    kubectl(['wait', '--for=condition=complete', 'job/sweep-now', '-n', ns, '--timeout=180s']);
+    const [pod] = pods(ns, 'app=hourly-sweep');
+    expect(pod && agentOf(pod)?.image).toBe(AGENT_IMAGE);
+    expect(pod && agentLoggedSuccess(pod)).toBe(true);
+  });
+});

@@ -1,0 +1,83 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { CLUSTER_NETWORK as NET } from './cluster-network.js';
+import { host, tryHost } from './host-command.js';
+
+const FORWARD_CHAIN = `${NET.isolationChain}-FORWARD`;
+const INPUT_CHAIN = `${NET.isolationChain}-INPUT`;
+const HOST_ADDRESS = `${NET.hostAddress}/32`;
+
+/** Kernel settings a node needs; their previous values are saved and restored at teardown. */
+const SYSCTLS: Record<string, string> = {
+  // kube-proxy's Service DNAT between pods on the bridge needs both.
+  '/proc/sys/net/ipv4/ip_forward': '1',
+  '/proc/sys/net/bridge/bridge-nf-call-iptables': '1',
+};
+
+/** The jump rules from the built-in chains into ours (mangle runs before kube-proxy's filter rules). */
+const JUMPS: readonly (readonly string[])[] = [
+  ['FORWARD', '-j', FORWARD_CHAIN],
+  ['INPUT', '-s', NET.podCidr, '-j', INPUT_CHAIN],
+];
+
+/**
+ * Pods may talk to each other over the bridge, and to the host only at the API server and the
+ * cluster DNS. Everything a pod sends that would leave through another interface, and anything
+ * arriving for a pod from another interface, is dropped: pods never reach beyond this machine.
+ */
+const RULES: Record<string, readonly (readonly string[])[]> = {
+  [FORWARD_CHAIN]: [
+    ['-s', NET.podCidr, '!', '-o', NET.bridge, '-j', 'DROP'],
+    ['-d', NET.podCidr, '!', '-i', NET.bridge, '-j', 'DROP'],
+  ],
+  [INPUT_CHAIN]: [
+    ['-m', 'conntrack', '--ctstate', 'ESTABLISHED,RELATED', '-j', 'RETURN'],
+    ['-d', NET.hostAddress, '-p', 'tcp', '--dport', String(NET.apiServerPort), '-j', 'RETURN'],
+    ['-d', NET.hostAddress, '-p', 'udp', '--dport', '53', '-j', 'RETURN'],
+    ['-d', NET.hostAddress, '-p', 'tcp', '--dport', '53', '-j', 'RETURN'],
+    ['-j', 'DROP'],
+  ],
+};
+
+/** Adds the host address, the isolation rules and the sysctls; saves what it changes to `stateFile` first. */
+export function setUpHostNetwork(stateFile: string): void {
+  const saved = Object.fromEntries(Object.keys(SYSCTLS).map((path) => [path, readFileSync(path, 'utf8').trim()]));
+  writeFileSync(stateFile, JSON.stringify({ sysctls: saved }));
+  for (const [path, value] of Object.entries(SYSCTLS)) writeFileSync(path, value);
+  host('ip', ['addr', 'add', HOST_ADDRESS, 'dev', 'lo', 'label', 'lo:outrigger']);
+  for (const [chain, rules] of Object.entries(RULES)) {
+    host('iptables', ['-w', '-t', 'mangle', '-N', chain]);
+    for (const rule of rules) host('iptables', ['-w', '-t', 'mangle', '-A', chain, ...rule]);
+  }
+  for (const [builtin, ...rule] of JUMPS) host('iptables', ['-w', '-t', 'mangle', '-I', builtin ?? '', '1', ...rule]);
+}
+
+/** Undoes setUpHostNetwork and removes the CNI bridge; safe to run when some or all of it is already gone. */
+export function tearDownHostNetwork(stateFile: string): void {
+  for (const [builtin, ...rule] of JUMPS) {
+    while (tryHost('iptables', ['-w', '-t', 'mangle', '-D', builtin ?? '', ...rule]));
+  }
+  for (const chain of Object.keys(RULES)) {
+    tryHost('iptables', ['-w', '-t', 'mangle', '-F', chain]);
+    tryHost('iptables', ['-w', '-t', 'mangle', '-X', chain]);
+  }
+  tryHost('ip', ['link', 'delete', NET.bridge]);
+  tryHost('ip', ['addr', 'del', HOST_ADDRESS, 'dev', 'lo']);
+  if (existsSync(stateFile)) {
+    const { sysctls } = JSON.parse(readFileSync(stateFile, 'utf8')) as { sysctls: Record<string, string> };
+    for (const [path, value] of Object.entries(sysctls)) writeFileSync(path, value);
+  }
+}
+
+/** What of the host network setup is still there (empty after a clean teardown). */
+export function hostNetworkLeftovers(): string[] {
+  const found: string[] = [];
+  if (host('ip', ['-o', 'addr', 'show', 'dev', 'lo']).includes(` ${HOST_ADDRESS} `)) found.push(`address ${HOST_ADDRESS} on lo`);
+  if (tryHost('ip', ['link', 'show', NET.bridge])) found.push(`interface ${NET.bridge}`);
+  for (const table of ['mangle', 'filter', 'nat']) {
+    const chains = host('iptables', ['-w', '-t', table, '-S'])
+      .split('\n')
+      .filter((line) => /^-N (OUTRIGGER|KUBE|CNI)-/.test(line));
+    found.push(...chains.map((line) => `iptables ${table} chain ${line.slice(3)}`));
+  }
+  return found;
+}

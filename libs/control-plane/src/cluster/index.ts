@@ -1,0 +1,3 @@
+export * from './cluster.js';
+export * from './cluster-network.js';
+export * from './outrigger-install.js';

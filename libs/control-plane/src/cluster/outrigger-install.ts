@@ -1,0 +1,37 @@
+import { join } from 'node:path';
+import { repoRoot } from '../binaries.js';
+import type { Cluster } from './cluster.js';
+
+export const INSTALL_NAMESPACE = 'outrigger-system';
+export const LOCAL_OVERLAY = 'deploy/overlays/local';
+const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:outrigger-injector:443/proxy/readyz`;
+
+/**
+ * Installs Outrigger as a user would (`kubectl apply -k` of an overlay) and waits until every
+ * Deployment is available, the webhook has its caBundle and the injector answers through its Service.
+ */
+export async function installOutrigger(cluster: Cluster, log: (line: string) => void, overlay = LOCAL_OVERLAY): Promise<void> {
+  log(`kubectl apply -k ${overlay}`);
+  cluster.kubectl(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
+  await waitForOutrigger(cluster, log);
+}
+
+export async function waitForOutrigger(cluster: Cluster, log: (line: string) => void, timeoutSeconds = 300): Promise<void> {
+  log('waiting for the Deployments to be available');
+  cluster.kubectl(['wait', '--for=condition=Available', 'deployment', '--all', '-n', INSTALL_NAMESPACE, `--timeout=${timeoutSeconds}s`]);
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const caBundle = cluster.kubectl(['get', 'mutatingwebhookconfiguration', 'outrigger-injector', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
+      if (!caBundle) throw new Error('the webhook has no caBundle yet');
+      cluster.kubectl(['get', '--raw', INJECTOR_READYZ]);
+      log('the webhook answers');
+      return;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  throw new Error(`Outrigger did not become ready: ${last}`);
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# A local single-node Kubernetes cluster with Outrigger installed, in the foreground (Ctrl-C stops it
+# and removes everything it created).
+#   npm run cluster -- [--kubeconfig PATH] [--no-install] [--teardown]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+bash tools/setup-cluster.sh
+exec node --import tsx --conditions development tools/cluster.ts "$@"
