@@ -108,7 +108,7 @@ describe('deploy/ kustomizations', () => {
   });
 
   it('the injector probes over HTTPS, mounts its serving Secret (not optional) and its profiles, and watches the Secret too', () => {
-    for (const path of ['base/injector', 'overlays/dev', 'overlays/prod']) {
+    for (const path of ['base/injector', 'overlays/dev', 'overlays/prod', 'overlays/local']) {
       const deployment = find(path, 'Deployment', 'outrigger-injector') as any;
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
@@ -154,6 +154,36 @@ describe('deploy/ kustomizations', () => {
     const injector = find('overlays/prod', 'Deployment', 'outrigger-injector') as any;
     expect(injector.spec.template.spec.containers[0].env).toContainEqual({ name: 'CLIENT_CA_FILE', value: '/etc/outrigger/client-ca/ca.crt' });
     expect(injector.spec.template.spec.volumes).toContainEqual({ name: 'client-ca', secret: { secretName: 'outrigger-injector-client-ca', optional: false } });
+  });
+
+  it('local: the reference profile differs from the shipped one only in the stand-in image, and the native one only where it must', () => {
+    const maps = objects('overlays/local').filter((o) => o.kind === 'ConfigMap' && /-profiles(-[a-z0-9]{10})?$/.test(o.metadata.name)) as any[];
+    expect(maps).toHaveLength(2);
+    const shipped = (parse(XXL_JOB_PROFILE_YAML) as any).profiles[0];
+    for (const map of maps) {
+      const [reference, native, ...rest] = (parse(map.data['profiles.yaml']) as any).profiles;
+      expect(rest).toEqual([]);
+      expect(reference.container.image).toBe('localhost/outrigger/stand-in-agent:local');
+      expect({ ...reference, container: { ...reference.container, image: shipped.container.image } }).toEqual(shipped);
+      expect(native).toEqual({
+        ...reference,
+        name: 'xxl-job-native',
+        annotationPrefix: 'xxl-agent-native/',
+        nativeSidecar: true,
+        rbac: { ...reference.rbac, clusterRole: 'xxl-agent-native-exec', binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-native-exec' } },
+      });
+    }
+    const syncerRole = find('overlays/local', 'ClusterRole', 'outrigger-rbac-syncer') as any;
+    const named = syncerRole.rules.filter((r: any) => r.resourceNames).map((r: any) => r.resourceNames);
+    expect(named).toEqual([['xxl-agent-exec', 'xxl-agent-native-exec'], ['xxl-agent-exec', 'xxl-agent-native-exec']]);
+  });
+
+  it('local: the production shape with the images built here', () => {
+    const images = deployments('overlays/local').map((d) => d.spec.template.spec.containers[0].image).sort();
+    expect(images).toEqual(['localhost/outrigger/cert-manager:local', 'localhost/outrigger/injector:local', 'localhost/outrigger/rbac-syncer:local']);
+    for (const d of deployments('overlays/local')) expect(d.spec.replicas).toBe(2);
+    expect(find('overlays/local', 'MutatingWebhookConfiguration', 'outrigger-injector')).toMatchObject({ webhooks: [{ failurePolicy: 'Fail' }] });
+    expect(objects('overlays/local').filter((o) => o.kind === 'NetworkPolicy')).toHaveLength(3);
   });
 
   it.each(['base/injector', 'base/rbac-syncer', 'base/cert-manager'])('%s ships a ServiceAccount, a Deployment and a PodDisruptionBudget', (path) => {

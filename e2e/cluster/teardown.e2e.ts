@@ -1,0 +1,76 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { clusterDir, clusterLeftovers, repoRoot } from '@outrigger/control-plane';
+import { describe, expect, it } from 'vitest';
+
+// `npm run cluster` as a user runs it, stopped every way it can stop: nothing of it may stay on the host.
+const CLUSTER_TS = join(repoRoot(), 'tools', 'cluster.ts');
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+function startClusterCommand(env: NodeJS.ProcessEnv = {}): Run {
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'cluster-teardown-')), 'kubeconfig');
+  // Its own process group, as a terminal gives a foreground command: Ctrl-C reaches every process in it.
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions', 'development', CLUSTER_TS, '--no-install', '--kubeconfig', kubeconfig], {
+    cwd: repoRoot(),
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { child, output: () => output, exited };
+}
+
+async function untilReady(run: Run, timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!/one node, ready/.test(run.output())) {
+    if (run.child.exitCode !== null) throw new Error(`the cluster command exited with ${run.child.exitCode}:\n${run.output()}`);
+    if (Date.now() > deadline) throw new Error(`the cluster was not ready after ${timeoutMs / 1000}s:\n${run.output()}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+describe('the local cluster leaves nothing behind', () => {
+  const dir = clusterDir();
+
+  it('after Ctrl-C', async () => {
+    const run = startClusterCommand();
+    await untilReady(run);
+    expect(clusterLeftovers(dir).length).toBeGreaterThan(0);
+    process.kill(-(run.child.pid ?? 0), 'SIGINT');
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain('nothing left behind');
+    expect(clusterLeftovers(dir)).toEqual([]);
+  });
+
+  it('after a failed start (containerd exits at once)', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'broken-containerd-'));
+    for (const name of ['containerd', 'containerd-shim-runc-v2', 'ctr']) {
+      writeFileSync(join(broken, name), '#!/bin/sh\necho "containerd: deliberately broken for a test" >&2\nexit 1\n');
+      chmodSync(join(broken, name), 0o755);
+    }
+    const run = startClusterCommand({ OUTRIGGER_CONTAINERD_BIN: broken });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toMatch(/containerd exited/);
+    expect(clusterLeftovers(dir)).toEqual([]);
+  });
+
+  it('after its owner is killed with SIGKILL: --teardown removes what it left', async () => {
+    const run = startClusterCommand();
+    await untilReady(run);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    const teardown = spawn(process.execPath, ['--import', 'tsx', '--conditions', 'development', CLUSTER_TS, '--teardown'], { cwd: repoRoot(), stdio: 'inherit' });
+    expect(await new Promise((done) => teardown.once('exit', done))).toBe(0);
+    expect(clusterLeftovers(dir)).toEqual([]);
+  });
+});
