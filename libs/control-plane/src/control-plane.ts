@@ -109,6 +109,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           `--kubelet-client-certificate=${files.kubeletClientCert}`,
           `--kubelet-client-key=${files.kubeletClientKey}`,
           `--kubelet-certificate-authority=${files.caCert}`,
+          // Never a name: resolving the node's name would ask the host's resolver, outside the cluster.
+          '--kubelet-preferred-address-types=InternalIP',
           // Webhook Services are called at their endpoints' addresses: no wait for kube-proxy's rules.
           '--enable-aggregator-routing=true',
         ]

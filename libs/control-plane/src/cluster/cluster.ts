@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { CONTROL_PLANE_BINARIES, NODE_BINARIES, resolveBinaries, resolveToolDir, runScript } from '../binaries.js';
@@ -17,6 +17,8 @@ export interface ClusterOptions {
   readonly log?: (line: string) => void;
   /** Where the cluster keeps everything (default OUTRIGGER_CLUSTER_DIR or /var/lib/outrigger-cluster). */
   readonly dir?: string;
+  /** Image archives to load instead of building the repository's (tools/images/build.sh). */
+  readonly images?: readonly LocalImage[];
 }
 
 export interface LocalImage {
@@ -58,14 +60,14 @@ export function clusterDir(options: ClusterOptions = {}): string {
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const log = options.log ?? ((line: string) => process.stderr.write(`[cluster] ${line}\n`));
   const dir = clusterDir(options);
-  checkHost();
+  checkHost(dir);
 
   log('resolving binaries (the first run builds them from Go modules: many minutes)');
   const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
   const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
   const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/coredns/build.sh', ['coredns'], log);
-  log('building images (reused when their inputs are unchanged)');
-  const images = parseImages(await runScript('tools/images/build.sh', [], log));
+  if (!options.images) log('building images (reused when their inputs are unchanged)');
+  const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
 
   await claim(dir, binDir, log);
   mkdirSync(dir, { recursive: true });
@@ -221,11 +223,28 @@ async function claim(dir: string, binDir: string, log: (line: string) => void): 
   writeFileSync(pidFile, String(process.pid));
 }
 
-function checkHost(): void {
+function checkHost(dir: string): void {
   if (process.getuid?.() !== 0) throw new Error('the local cluster needs root (network namespaces, iptables, cgroups, mounts): run it as root');
+  const foreign = foreignKubernetes(dir);
+  if (foreign.length > 0) throw new Error(`this host already runs Kubernetes node components (${foreign.join(', ')}); the local cluster would share their iptables chains`);
   const missing = ['ip', 'iptables', 'runc', 'mount', 'curl'].filter((c) => !whichOrUndefined(c));
   if (!existsSync('/usr/lib/cni/bridge')) missing.push('/usr/lib/cni/bridge (Debian package containernetworking-plugins)');
   if (missing.length > 0) throw new Error(`the local cluster needs ${missing.join(', ')}; tools/setup-cluster.sh installs them`);
+}
+
+/** kubelet, kube-proxy or containerd processes that are not this cluster's. */
+function foreignKubernetes(dir: string): string[] {
+  const ours = new Set(clusterProcesses(dir));
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && !ours.has(Number(entry)))
+    .flatMap((pid) => {
+      try {
+        const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+        return ['kubelet', 'kube-proxy', 'containerd'].includes(comm) ? [`${comm} (pid ${pid})`] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function issueClusterCertificates() {

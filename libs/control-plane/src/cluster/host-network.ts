@@ -51,8 +51,9 @@ export function setUpHostNetwork(stateFile: string): void {
   for (const [builtin, ...rule] of JUMPS) host('iptables', ['-w', '-t', 'mangle', '-I', builtin ?? '', '1', ...rule]);
 }
 
-/** Undoes setUpHostNetwork and removes the CNI bridge; safe to run when some or all of it is already gone. */
+/** Undoes setUpHostNetwork and removes the CNI bridge and kubelet's chains; safe to run when some or all of it is already gone. */
 export function tearDownHostNetwork(stateFile: string): void {
+  removeKubeChains();
   for (const [builtin, ...rule] of JUMPS) {
     while (tryHost('iptables', ['-w', '-t', 'mangle', '-D', builtin ?? '', ...rule]));
   }
@@ -68,12 +69,36 @@ export function tearDownHostNetwork(stateFile: string): void {
   }
 }
 
+/**
+ * kubelet's own chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT), and whatever kube-proxy's
+ * cleanup missed: on this host they can only be the local cluster's (startCluster refuses to run
+ * beside another kubelet or kube-proxy).
+ */
+function removeKubeChains(): void {
+  for (const table of TABLES) {
+    const rules = host('iptables', ['-w', '-t', table, '-S']).split('\n');
+    for (const rule of rules.filter((r) => /^-A [A-Z]+ .*-j KUBE-/.test(r) && !/^-A KUBE-/.test(r))) {
+      tryHost('iptables', ['-w', '-t', table, '-D', ...ruleWords(rule.slice(3))]);
+    }
+    const chains = rules.filter((r) => r.startsWith('-N KUBE-')).map((r) => r.slice(3));
+    for (const chain of chains) tryHost('iptables', ['-w', '-t', table, '-F', chain]);
+    for (const chain of chains) tryHost('iptables', ['-w', '-t', table, '-X', chain]);
+  }
+}
+
+const TABLES = ['mangle', 'filter', 'nat'] as const;
+
+/** `iptables -S` output back into arguments: words, with "quoted comments" as one word. */
+export function ruleWords(rule: string): string[] {
+  return [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
+}
+
 /** What of the host network setup is still there (empty after a clean teardown). */
 export function hostNetworkLeftovers(): string[] {
   const found: string[] = [];
   if (host('ip', ['-o', 'addr', 'show', 'dev', 'lo']).includes(` ${HOST_ADDRESS} `)) found.push(`address ${HOST_ADDRESS} on lo`);
   if (tryHost('ip', ['link', 'show', NET.bridge])) found.push(`interface ${NET.bridge}`);
-  for (const table of ['mangle', 'filter', 'nat']) {
+  for (const table of TABLES) {
     const chains = host('iptables', ['-w', '-t', table, '-S'])
       .split('\n')
       .filter((line) => /^-N (OUTRIGGER|KUBE|CNI)-/.test(line));
