@@ -14,7 +14,9 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 upstream=$(go mod download -json "k8s.io/kubernetes@$kube" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
 {
   printf 'module outrigger.dev/tools/kube\n\ngo %s\n\n' "$(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1.0/')"
-  printf 'tool (\n\tgo.etcd.io/etcd/server/v3\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kubectl\n)\n\n'
+  printf 'tool (\n\tgo.etcd.io/etcd/server/v3\n'
+  printf '\tk8s.io/kubernetes/cmd/%s\n' kube-apiserver kube-controller-manager kube-proxy kube-scheduler kubectl kubelet
+  printf ')\n\n'
   printf 'require (\n\tgo.etcd.io/etcd/server/v3 %s\n\tk8s.io/kubernetes %s\n)\n\nreplace (\n' "$etcd" "$kube"
   sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\t\1 => \1 '"$staging"'#p' "$upstream"
   printf ')\n'

@@ -1,0 +1,44 @@
+# Sourced by the build scripts under tools/: builds Go main packages into a cache directory once,
+# and prints that directory (the scripts' stdout contract: its last line). Progress goes to stderr.
+
+# The cache root: OUTRIGGER_CACHE_DIR, else $XDG_CACHE_HOME/outrigger, else ~/.cache/outrigger.
+cache_root() { echo "${OUTRIGGER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outrigger}"; }
+
+# go_build_cached DIR TAGS LDFLAGS NAME=PACKAGE...
+# Builds, from the module in the current directory, each NAME that DIR lacks; a binary appears in DIR
+# only once it is fully built, so an interrupted build is never reused. Prints DIR.
+go_build_cached() {
+  local dir=$1 tags=$2 ldflags=$3 spec name pkg status began ticker
+  shift 3
+  local missing=()
+  for spec in "$@"; do [ -x "$dir/${spec%%=*}" ] || missing+=("$spec"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    command -v go >/dev/null || { echo "Go is required to build ${missing[*]%%=*} (https://go.dev/dl); none on PATH" >&2; exit 1; }
+    export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+    mkdir -p "$dir"
+    local tmp
+    tmp=$(mktemp -d "$dir/.build.XXXXXX")
+    # shellcheck disable=SC2064
+    trap "rm -rf '$tmp'" EXIT
+    local start=$SECONDS
+    for spec in "${missing[@]}"; do
+      name=${spec%%=*}
+      pkg=${spec#*=}
+      echo "  compiling $name ($((SECONDS - start))s elapsed)" >&2
+      began=$SECONDS
+      # The large binaries compile for minutes: say we are alive every 30 s.
+      (while sleep 30; do echo "  still compiling $name ($((SECONDS - began))s)" >&2; done) &
+      ticker=$!
+      status=0
+      go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$tmp/$name" "$pkg" || status=$?
+      kill "$ticker" 2>/dev/null || true
+      [ "$status" -eq 0 ] || exit "$status"
+      mv "$tmp/$name" "$dir/$name"
+    done
+    echo "  done in $((SECONDS - start))s" >&2
+  fi
+  echo "$dir"
+}
+
+# A short hash of files' contents (sources of our own programs), for cache keys.
+content_key() { cat "$@" | sha256sum | cut -c1-12; }
