@@ -4,6 +4,7 @@
 #   npm run cluster -- [--kubeconfig PATH] [--no-install] [--teardown]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/node-env.sh
 bash tools/setup.sh
 bash tools/setup-cluster.sh
 exec node --import tsx --conditions development tools/cluster.ts "$@"

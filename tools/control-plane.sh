@@ -3,5 +3,6 @@
 #   npm run control-plane -- [--kubeconfig PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/node-env.sh
 bash tools/setup.sh
 exec node --import tsx --conditions development tools/control-plane.ts "$@"

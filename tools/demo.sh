@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The demo: installs what it needs, builds the three services, starts a local control plane and
-# Outrigger on it, creates an annotated pod and shows what happened. Ctrl-C stops everything.
+# The demo: installs what it needs, starts a local single-node cluster (root), installs Outrigger from
+# deploy/overlays/local with images built from this repository, runs an annotated Deployment and shows
+# its agent at work. Ctrl-C stops everything and removes what it created.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/node-env.sh
 bash tools/setup.sh
-echo "==> building the services"
-NX_NO_CLOUD=true NX_TUI=false NX_DAEMON=false npx nx run-many -t build -p injector,rbac-syncer,cert-manager --outputStyle=static >/dev/null
+bash tools/setup-cluster.sh
 exec node --import tsx --conditions development tools/demo.ts "$@"

@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the demo and the tests need on a fresh clone: npm dependencies and the
-# control-plane binaries (built from Go modules once, then cached). Safe to run repeatedly.
+# Installs what the demo and the tests need on a fresh clone: the project's Node (tools/node-env.sh),
+# npm dependencies and the control-plane binaries (built from Go modules once, then cached). Safe to
+# run repeatedly; callers source tools/node-env.sh themselves so that they run under the same Node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`Node >= 20.19 is required, found ${process.version}`); process.exit(1) }'
+source tools/node-env.sh
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # Not `npm ci`: the registry mirror this was locked against lacks @swc/core's other-platform
-  # binaries, so npm ci refuses the lock file; npm install honours the lock and leaves it unchanged.
-  echo "==> installing npm dependencies"
-  npm install --no-audit --no-fund --loglevel=error
+  echo "==> installing npm dependencies (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 if ! command -v go >/dev/null; then
   echo "Go (>= $(sed -n 's/^go //p' tools/kube/go.mod)) is required to build the local Kubernetes control plane, and none is on PATH." >&2
