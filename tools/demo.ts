@@ -62,7 +62,7 @@ try {
   cluster.kubectl(['create', 'namespace', 'demo']);
   cluster.kubectl(['label', 'namespace', 'demo', `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`]);
   cluster.kubectl(['apply', '-f', '-'], JSON.stringify(DEMO_DEPLOYMENT));
-  cluster.kubectl(['rollout', 'status', 'deployment/billing-worker', '-n', 'demo', '--timeout=180s']);
+  await cluster.kubectlAsync(['rollout', 'status', 'deployment/billing-worker', '-n', 'demo', '--timeout=180s']);
   const pod = JSON.parse(cluster.kubectl(['get', 'pods', '-n', 'demo', '-l', 'app=billing-worker', '-o', 'jsonpath={.items[0]}'])) as DemoPod;
   console.log(`\nPod demo/${pod.metadata.name} is ${pod.status.phase} with containers:`);
   for (const c of pod.spec.containers) {

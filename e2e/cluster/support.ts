@@ -82,7 +82,8 @@ export function pods(namespace: string, selector: string): PodJson[] {
 
 /** The agent container, wherever the profile put it (a container, or a native-sidecar init container). */
 export function agentOf(pod: PodJson): { name: string; image: string; restartPolicy?: string } | undefined {
-  return pod.spec.containers.find((c) => c.name === 'xxl-agent') ?? pod.spec.initContainers?.find((c) => c.name === 'xxl-agent');
+  const isAgent = (c: { name: string }) => c.name === 'xxl-agent' || c.name === 'xxl-agent-native';
+  return pod.spec.containers.find(isAgent) ?? pod.spec.initContainers?.find(isAgent);
 }
 
 export interface AgentResult {

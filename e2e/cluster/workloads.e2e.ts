@@ -18,7 +18,7 @@ async function expectAgentExecs(pod: PodJson): Promise<void> {
 
 /** A finished pod's agent: its log holds the result of its exec. */
 function agentLoggedSuccess(pod: PodJson): boolean {
-  const log = kubectl(['logs', '-n', pod.metadata.namespace, pod.metadata.name, '-c', 'xxl-agent']);
+  const log = kubectl(['logs', '-n', pod.metadata.namespace, pod.metadata.name, '-c', agentOf(pod)?.name ?? 'xxl-agent']);
   return log.split('\n').some((line) => line.includes('"ok":true') && line.includes('outrigger-agent-exec-ok'));
 }
 

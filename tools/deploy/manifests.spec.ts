@@ -170,6 +170,7 @@ describe('deploy/ kustomizations', () => {
         name: 'xxl-job-native',
         annotationPrefix: 'xxl-agent-native/',
         nativeSidecar: true,
+        container: { ...reference.container, name: 'xxl-agent-native' },
         rbac: { ...reference.rbac, clusterRole: 'xxl-agent-native-exec', binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-native-exec' } },
       });
     }

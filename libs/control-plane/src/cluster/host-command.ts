@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 
 /** Runs a host command (ip, iptables, mount…) and returns its stdout; the error names the command and says what it printed. */
 export function host(command: string, args: readonly string[], input?: string): string {
@@ -18,4 +18,13 @@ export function tryHost(command: string, args: readonly string[]): boolean {
   } catch {
     return false;
   }
+}
+
+/** host() without blocking the event loop. */
+export function hostAsync(command: string, args: readonly string[]): Promise<string> {
+  return new Promise((done, fail) =>
+    execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) =>
+      error ? fail(new Error(`${command} ${args.join(' ')} failed: ${(stderr || stdout || error.message).trim()}`, { cause: error })) : done(stdout),
+    ),
+  );
 }

@@ -12,20 +12,22 @@ const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:
  */
 export async function installOutrigger(cluster: Cluster, log: (line: string) => void, overlay = LOCAL_OVERLAY): Promise<void> {
   log(`kubectl apply -k ${overlay}`);
-  cluster.kubectl(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
+  await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
   await waitForOutrigger(cluster, log);
 }
 
 export async function waitForOutrigger(cluster: Cluster, log: (line: string) => void, timeoutSeconds = 300): Promise<void> {
-  log('waiting for the Deployments to be available');
-  cluster.kubectl(['wait', '--for=condition=Available', 'deployment', '--all', '-n', INSTALL_NAMESPACE, `--timeout=${timeoutSeconds}s`]);
+  log('waiting for the Deployments to be available and the webhook to answer');
   const deadline = Date.now() + timeoutSeconds * 1000;
   let last = '';
   while (Date.now() < deadline) {
     try {
-      const caBundle = cluster.kubectl(['get', 'mutatingwebhookconfiguration', 'outrigger-injector', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
+      const deployments = JSON.parse(await cluster.kubectlAsync(['get', 'deployments', '-n', INSTALL_NAMESPACE, '-o', 'json'])) as DeploymentList;
+      const waiting = deployments.items.filter((d) => (d.status.updatedReplicas ?? 0) < d.spec.replicas || (d.status.availableReplicas ?? 0) < d.spec.replicas);
+      if (deployments.items.length === 0 || waiting.length > 0) throw new Error(`not yet available: ${waiting.map((d) => d.metadata.name).join(', ') || 'no Deployments'}`);
+      const caBundle = await cluster.kubectlAsync(['get', 'mutatingwebhookconfiguration', 'outrigger-injector', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
       if (!caBundle) throw new Error('the webhook has no caBundle yet');
-      cluster.kubectl(['get', '--raw', INJECTOR_READYZ]);
+      await cluster.kubectlAsync(['get', '--raw', INJECTOR_READYZ]);
       log('the webhook answers');
       return;
     } catch (error) {
@@ -33,5 +35,9 @@ export async function waitForOutrigger(cluster: Cluster, log: (line: string) => 
     }
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  throw new Error(`Outrigger did not become ready: ${last}`);
+  throw new Error(`Outrigger did not become ready in ${timeoutSeconds}s: ${last}`);
+}
+
+interface DeploymentList {
+  readonly items: readonly { metadata: { name: string }; spec: { replicas: number }; status: { updatedReplicas?: number; availableReplicas?: number } }[];
 }
