@@ -32,24 +32,6 @@ export default tseslint.config(
     },
   },
   {
-    // The injector's per-request path. In optimized code V8 11.3 (Node 20) gives every object made by
-    // a literal that starts with a spread and goes on ({ ...a, b }, { ...a, ...b }) a hidden class of
-    // its own, allocated in old space (~280 bytes with its descriptors) that only a major GC frees.
-    // Three such literals made half the injector's promoted garbage at 1000 req/s.
-    files: ['libs/admission/src/**/*.ts', 'apps/injector/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', 'libs/admission/src/testing/**'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'ObjectExpression > SpreadElement:first-child ~ *',
-          message:
-            'an object literal that starts with a spread and goes on makes a new hidden class per object in V8 (old-space garbage on every request): use Object.assign({}, a, b), start the literal with a plain member, or assign members',
-        },
-      ],
-    },
-  },
-  {
     // The control-plane harness is for tests, the demo and benchmarks; production code never loads it.
     files: ['apps/*/src/**/*.ts'],
     ignores: ['apps/*/src/**/*.spec.ts'],
