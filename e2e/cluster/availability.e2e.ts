@@ -101,6 +101,12 @@ describe('availability under continuous pod creation (failurePolicy Fail)', () =
       // Short lifetimes, and certificates issued afresh under them: the CA then comes due within the window.
       kubectl(['set', 'env', 'deployment/outrigger-cert-manager', '-n', OUTRIGGER_NAMESPACE, 'CA_LIFETIME=4m', 'LEAF_LIFETIME=3m', 'SETTLE=5s', 'RECHECK=5s']);
       kubectl(['rollout', 'status', 'deployment/outrigger-cert-manager', '-n', OUTRIGGER_NAMESPACE, '--timeout=300s']);
+      // Only once no pod of the old configuration is left (one could still lead while terminating).
+      await eventually(() => {
+        const envs = kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', 'app.kubernetes.io/name=outrigger-cert-manager', '-o', 'jsonpath={range .items[*]}{.spec.containers[0].env[*].name}{"\\n"}{end}']);
+        const pods = envs.split('\n').filter(Boolean);
+        if (pods.length !== 2 || pods.some((names) => !names.includes('CA_LIFETIME'))) throw new Error(`cert-manager pods: ${pods.length}, some of the old configuration`);
+      }, 'the old cert-manager pods to be gone', 120_000);
       kubectl(['delete', 'secret', '-n', OUTRIGGER_NAMESPACE, 'outrigger-webhook-ca', 'outrigger-injector-tls']);
       await eventually(() => {
         const ca = Buffer.from(kubectl(['get', 'secret', ...ns('outrigger-webhook-ca'), '-o', 'jsonpath={.data.ca\\.crt}']), 'base64');

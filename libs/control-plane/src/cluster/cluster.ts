@@ -48,7 +48,7 @@ export interface Cluster {
 const YEAR_MS = 365 * 86_400_000;
 const DEFAULT_DIR = '/var/lib/outrigger-cluster';
 /** Paths outside the cluster's directory that containerd, CNI or kubelet create when missing. */
-const HOST_PATHS = ['/run/containerd', '/var/lib/cni', '/var/log/containers', '/var/run/netns', '/etc/cni'];
+const HOST_PATHS = ['/run/containerd', '/var/lib/cni', '/var/log/containers', '/etc/cni'];
 
 export function clusterDir(options: ClusterOptions = {}): string {
   return options.dir ?? process.env.OUTRIGGER_CLUSTER_DIR ?? DEFAULT_DIR;
@@ -195,7 +195,11 @@ export async function tearDownCluster(dir: string, binDir?: string): Promise<voi
   removeCgroups();
   tearDownHostNetwork(join(dir, 'host-network.json'));
   const absent = join(dir, 'absent-host-paths.json');
-  if (existsSync(absent)) for (const path of JSON.parse(readFileSync(absent, 'utf8')) as string[]) rmSync(path, { recursive: true, force: true });
+  const created = existsSync(absent) ? (JSON.parse(readFileSync(absent, 'utf8')) as string[]) : [];
+  for (const path of created) {
+    unmountUnder(path);
+    rmSync(path, { recursive: true, force: true });
+  }
   rmSync(dir, { recursive: true, force: true });
   rmSync(`${dir}.pid`, { force: true });
 }
