@@ -8,7 +8,7 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 # Builds all three services once; the three images share this stage.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
-ENV NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+ENV NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NPM_CONFIG_UPDATE_NOTIFIER=false
 COPY package.json package-lock.json ./
 COPY apps/injector/package.json apps/injector/
 COPY apps/rbac-syncer/package.json apps/rbac-syncer/
@@ -18,7 +18,8 @@ COPY libs/control-plane/package.json libs/control-plane/
 COPY libs/kube/package.json libs/kube/
 COPY libs/pki/package.json libs/pki/
 COPY libs/service/package.json libs/service/
-RUN --mount=type=secret,id=extra-ca \
+# npm's download cache is a cache mount: reused by the next build, never part of a layer.
+RUN --mount=type=secret,id=extra-ca --mount=type=cache,target=/root/.npm \
     if [ -s /run/secrets/extra-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; fi; \
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .

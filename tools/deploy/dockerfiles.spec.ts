@@ -54,7 +54,7 @@ describe('Dockerfile', () => {
     for (const dir of [...APPS.map((a) => `apps/${a}`), ...LIBS.map((l) => `libs/${l}`)]) {
       expect(dockerfile).toContain(`COPY ${dir}/package.json ${dir}/`);
     }
-    expect(dockerfile).toMatch(/RUN --mount=type=secret,id=extra-ca \\\n.*NODE_EXTRA_CA_CERTS=\/run\/secrets\/extra-ca.*\\\n\s+npm ci /);
+    expect(dockerfile).toMatch(/RUN --mount=type=secret,id=extra-ca .*\\\n.*NODE_EXTRA_CA_CERTS=\/run\/secrets\/extra-ca.*\\\n\s+npm ci /);
     expect(dockerfile).not.toMatch(/^(ENV|ARG) .*CA_CERTS/m);
   });
 
@@ -75,5 +75,24 @@ describe('Dockerfile', () => {
     expect(dockerfile).toContain('WORKDIR /app/dist/apps/${APP}');
     expect(dockerfile).toMatch(/^USER [1-9][0-9]*:[1-9][0-9]*$/m);
     expect(dockerfile).toContain('CMD ["node", "main.js"]');
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+  });
+
+  it('runs nothing in the runtime stage: it only copies what the build stage made', () => {
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    expect(runtime).not.toMatch(/^RUN /m);
+  });
+});
+
+describe('tools/images Dockerfiles', () => {
+  const read = (name: string) => readFileSync(join(root, 'tools/images', `${name}.Dockerfile`), 'utf8');
+
+  it('puts each static program alone in a scratch image', () => {
+    expect(read('pause')).toMatch(/^FROM scratch$[\s\S]*^ENTRYPOINT \["\/pause"\]$/m);
+    const agent = read('stand-in-agent');
+    expect(agent).toMatch(/^FROM scratch$/m);
+    expect(agent).toMatch(/^USER 65532:65532$/m);
+    expect(agent).toMatch(/^EXPOSE 9999$/m);
+    expect(agent).toMatch(/^ENTRYPOINT \["\/stand-in-agent"\]$/m);
   });
 });

