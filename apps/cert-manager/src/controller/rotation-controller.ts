@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { LeaderElector, Reflector, WorkQueue, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
-import { DEFAULT_READY_MIN_VALIDITY_MS, type Readiness, readiness } from '../rotation/index.js';
+import { type Readiness, readiness } from '../rotation/index.js';
 import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './cluster-state.js';
 import { KUBE_CLIENT } from './kube.providers.js';
 import { type Observation, RotationReconciler } from './rotation-reconciler.js';
@@ -136,7 +136,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
       now,
       servingSecret: observed.servingSecret?.state,
       webhooks: observed.webhooks,
-      minValidityMs: this.config.readyMinValidityMs ?? Math.min(DEFAULT_READY_MIN_VALIDITY_MS, this.config.rotation.leafLifetimeMs / 10),
+      minValidityMs: this.config.readyMinValidityMs,
     });
     return observed.registrationMissing ? { ready: false, reasons: ['the MutatingWebhookConfiguration is not registered yet', ...result.reasons] } : result;
   }

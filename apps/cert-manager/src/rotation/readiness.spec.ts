@@ -24,6 +24,13 @@ describe('readiness', () => {
     expect(r.reasons.join()).toMatch(/expires before/);
   });
 
+  it('by default judges the leaf by its own lifetime, not by this pod\'s settings', () => {
+    // A 3 h leaf (3 h 5 min with back-dating) issued at T0: a tenth of its life is ~18 min.
+    const { minValidityMs: _, ...unset } = base;
+    expect(readiness({ ...unset, now: after(2 * HOUR + 30 * MINUTE) }).ready).toBe(true);
+    expect(readiness({ ...unset, now: after(2 * HOUR + 50 * MINUTE) }).reasons.join()).toMatch(/expires before/);
+  });
+
   it('names each webhook that does not trust the leaf', () => {
     const other = issueCertificate({ commonName: 'other', usage: 'ca', lifetimeMs: HOUR, now: T0 });
     const r = readiness({ ...base, webhooks: [{ name: WEBHOOKS[0], caBundle: other.cert }, { name: WEBHOOKS[1] }] });

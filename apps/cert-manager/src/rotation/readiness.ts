@@ -9,8 +9,12 @@ export interface ReadinessInput {
   readonly now: Date;
   readonly servingSecret?: SecretState;
   readonly webhooks: readonly ObservedWebhook[];
-  /** The leaf must stay valid at least this much longer. */
-  readonly minValidityMs: number;
+  /**
+   * The leaf must stay valid at least this much longer. By default the lesser of an hour and a tenth
+   * of the leaf's own lifetime: judged by how the leaf was issued, not by this pod's lifetime
+   * settings, so a standby whose settings differ from the leader's (mid-rollout) is still ready.
+   */
+  readonly minValidityMs?: number;
 }
 
 export interface Readiness {
@@ -34,7 +38,8 @@ export function readiness(input: ReadinessInput): Readiness {
   const reasons: string[] = [];
   if (!keyMatches(leaf, input.servingSecret.data[SERVING_SECRET_KEYS.key])) reasons.push('tls.key is missing or does not match tls.crt');
   if (now.getTime() < leaf.notBefore.getTime()) reasons.push(`the leaf is not valid before ${leaf.notBefore.toISOString()}`);
-  const validUntil = now.getTime() + input.minValidityMs;
+  const ownLifetimeMs = leaf.notAfter.getTime() - leaf.notBefore.getTime();
+  const validUntil = now.getTime() + (input.minValidityMs ?? Math.min(DEFAULT_READY_MIN_VALIDITY_MS, ownLifetimeMs / 10));
   if (leaf.notAfter.getTime() < validUntil) {
     reasons.push(`the leaf ${describe(leaf)} expires before ${new Date(validUntil).toISOString()}`);
   }
