@@ -109,6 +109,8 @@ for app in injector rbac-syncer cert-manager; do
   image "localhost/outrigger/$app:local" "$app" Dockerfile . "$context_key" \
     "${secret[@]}" --build-arg "NODE_IMAGE=$base_ref" --build-arg "APP=$app"
 done
+# Each rebuild leaves the previous build stage behind, untagged: drop them once a dozen pile up.
+if [ "$(b images --filter dangling=true -q | wc -l)" -gt 12 ]; then b rmi --prune >/dev/null; fi
 
 # --- static programs, FROM scratch ---------------------------------------------------------------
 mkdir -p "$work/busybox/bin"
