@@ -2,7 +2,8 @@
 # Builds Kubernetes binaries from the Go modules pinned in go.mod, once per version, into
 # <cache>/kube/<kube>-etcd<etcd>/ (see tools/go-build.sh for <cache>), and prints that directory.
 #   tools/kube/build.sh [NAME...]   default: kube-apiserver etcd kubectl (the bare control plane)
-# NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy
+# NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy, or our
+# own programs under cmd/ (pause stand-in-agent), cached by their sources in <cache>/programs/<hash>/.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ../go-build.sh
@@ -15,15 +16,22 @@ minor=${kube#v1.}; minor=${minor%%.*}
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 
 specs=()
+ours=()
 for name in "${@:-kube-apiserver etcd kubectl}"; do
   for n in $name; do
     case $n in
       etcd) specs+=("etcd=go.etcd.io/etcd/server/v3") ;;
       kube-apiserver|kubectl|kubelet|kube-scheduler|kube-controller-manager|kube-proxy) specs+=("$n=k8s.io/kubernetes/cmd/$n") ;;
+      pause|stand-in-agent) ours+=("$n=./cmd/$n") ;;
       *) echo "tools/kube/build.sh: unknown binary '$n'" >&2; exit 2 ;;
     esac
   done
 done
+if [ ${#ours[@]} -gt 0 ]; then
+  [ ${#specs[@]} -eq 0 ] || { echo "tools/kube/build.sh: build our programs (${ours[*]%%=*}) apart from Kubernetes binaries" >&2; exit 2; }
+  go_build_cached "$(cache_root)/programs/$(content_key go.sum cmd/*/*.go)" "" "-s -w" "${ours[@]}"
+  exit 0
+fi
 dir="$(cache_root)/kube/$kube-etcd$etcd"
 [ -x "$dir/${specs[0]%%=*}" ] || echo "building Kubernetes $kube, etcd $etcd -> $dir (a cold build takes several minutes)" >&2
 go_build_cached "$dir" "" "$ldflags" "${specs[@]}"
