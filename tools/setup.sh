@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the demo and the tests need on a fresh clone: the project's Node (tools/node-env.sh),
-# npm dependencies and the control-plane binaries (built from Go modules once, then cached). Safe to
-# run repeatedly; callers source tools/node-env.sh themselves so that they run under the same Node.
+# Installs what the demo and the tests need on a fresh clone: the project's Node and npm when the
+# machine's Node is another major (tools/node-env.sh), npm dependencies and the control-plane binaries
+# (built from Go modules once, then cached). Safe to run repeatedly; callers source tools/node-env.sh
+# themselves so that they run under the same Node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/node-env.sh
