@@ -33,9 +33,14 @@ function failedCreates(namespace: string): string[] {
     .filter(Boolean);
 }
 
+/** A rolling restart, over only when the old pods are gone too: their termination is part of it. */
 async function rolloutRestart(deployment: string): Promise<void> {
   await kubectlAsync(['rollout', 'restart', `deployment/${deployment}`, '-n', OUTRIGGER_NAMESPACE]);
   await kubectlAsync(['rollout', 'status', `deployment/${deployment}`, '-n', OUTRIGGER_NAMESPACE, '--timeout=300s']);
+  await eventually(async () => {
+    const pods = (await kubectlAsync(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', `app.kubernetes.io/name=${deployment}`, '-o', 'name'])).split('\n').filter(Boolean);
+    if (pods.length !== 2) throw new Error(`${pods.length} pods of ${deployment}, old ones still terminating`);
+  }, `the old pods of ${deployment} to be gone`, 120_000);
 }
 
 function leaseHolder(name: string): string {

@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -12,8 +12,13 @@ import { AdmissionService } from './admission.service.js';
  * throughput target cannot spare (tools/bench/injector-bench.ts). DI, lifecycle and config stay Nest.
  * Error bodies keep the shape of Nest's HTTP exceptions.
  */
+/** How long a terminating injector keeps answering, with `Connection: close`, before its server closes. */
+export const DRAIN_MS = 5_000;
+
 @Injectable()
-export class MutateRoute implements OnModuleInit {
+export class MutateRoute implements OnModuleInit, BeforeApplicationShutdown {
+  private draining = false;
+
   constructor(
     private readonly adapterHost: HttpAdapterHost<FastifyAdapter>,
     private readonly admission: AdmissionService,
@@ -31,7 +36,20 @@ export class MutateRoute implements OnModuleInit {
     });
   }
 
+  /**
+   * The API server pools its webhook connections per Service host, not per endpoint: after this pod
+   * left the endpoints it may still send reviews over a connection it holds. Closing such an idle
+   * connection races with a review being written on it (a failed pod create under failurePolicy
+   * Fail), so first answer over every connection once more with `Connection: close`, which the
+   * client retires cleanly, and only then let the server close.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.draining = true;
+    await new Promise((done) => setTimeout(done, DRAIN_MS));
+  }
+
   mutate(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.draining) void reply.header('connection', 'close');
     // With a client CA configured, only callers holding a certificate it signed (the API server) may ask.
     if (this.config.tls.clientCaFile && !(request.raw.socket as TLSSocket).authorized) {
       return refuse(reply, 403, 'Forbidden', 'a client certificate signed by the configured client CA is required');
