@@ -8,33 +8,40 @@ cache_root() { echo "${OUTRIGGER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outr
 # Builds, from the module in the current directory, each NAME that DIR lacks; a binary appears in DIR
 # only once it is fully built, so an interrupted build is never reused. Prints DIR.
 go_build_cached() {
-  local dir=$1 tags=$2 ldflags=$3 spec name pkg status began ticker
+  local dir=$1 tags=$2 ldflags=$3 spec name pkg status began
   shift 3
   local missing=()
   for spec in "$@"; do [ -x "$dir/${spec%%=*}" ] || missing+=("$spec"); done
   if [ ${#missing[@]} -gt 0 ]; then
     command -v go >/dev/null || { echo "Go is required to build ${missing[*]%%=*} (https://go.dev/dl); none on PATH" >&2; exit 1; }
-    export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+    # readonly: a build never edits go.mod or go.sum; no VCS stamp: the same sources give the same binary.
+    export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
     mkdir -p "$dir"
-    local tmp
-    tmp=$(mktemp -d "$dir/.build.XXXXXX")
-    # shellcheck disable=SC2064
-    trap "rm -rf '$tmp'" EXIT
+    _go_build_tmp=$(mktemp -d "$dir/.build.XXXXXX") _go_build_pids=""
+    # Killed or interrupted: stop the compiler and the ticker too, and leave no partial build behind.
+    trap 'kill $_go_build_pids 2>/dev/null; rm -rf "$_go_build_tmp"' EXIT
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
     local start=$SECONDS
     for spec in "${missing[@]}"; do
       name=${spec%%=*}
       pkg=${spec#*=}
       echo "  compiling $name ($((SECONDS - start))s elapsed)" >&2
       began=$SECONDS
-      # The large binaries compile for minutes: say we are alive every 30 s.
-      (while sleep 30; do echo "  still compiling $name ($((SECONDS - began))s)" >&2; done) &
-      ticker=$!
+      # The large binaries compile for minutes: say we are alive every 30 s (and stop if we are not).
+      (while sleep 30 && kill -0 $$ 2>/dev/null; do echo "  still compiling $name ($((SECONDS - began))s)" >&2; done) &
+      _go_build_pids=$!
+      # In the background, so that a signal interrupts the wait at once and the EXIT trap can stop it.
+      go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$_go_build_tmp/$name" "$pkg" &
+      _go_build_pids+=" $!"
       status=0
-      go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$tmp/$name" "$pkg" || status=$?
-      kill "$ticker" 2>/dev/null || true
+      wait $! || status=$?
+      kill $_go_build_pids 2>/dev/null || true
       [ "$status" -eq 0 ] || exit "$status"
-      mv "$tmp/$name" "$dir/$name"
+      mv "$_go_build_tmp/$name" "$dir/$name"
     done
+    rm -rf "$_go_build_tmp"
+    trap - EXIT TERM INT
     echo "  done in $((SECONDS - start))s" >&2
   fi
   echo "$dir"

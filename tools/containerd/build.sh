@@ -5,10 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source ../go-build.sh
 version=$(sed -n 's#^\tgithub.com/containerd/containerd/v2 \(v[^ ]*\).*#\1#p' go.mod | head -n 1)
-# Static, without cgo: the snapshotters that need C libraries are left out (overlayfs and native remain).
-tags="no_btrfs no_devmapper no_zfs no_aufs"
+dir="$(cache_root)/containerd/$version"
+# Static, without cgo: the snapshotters that need C libraries or devices are left out (overlayfs and native remain).
+tags="no_btrfs no_devmapper no_zfs"
 ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$version"
-go_build_cached "$(cache_root)/containerd/$version" "$tags" "$ldflags" \
+go_build_cached "$dir" "$tags" "$ldflags" \
   containerd=github.com/containerd/containerd/v2/cmd/containerd \
-  containerd-shim-runc-v2=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
-  ctr=github.com/containerd/containerd/v2/cmd/ctr
+  ctr=github.com/containerd/containerd/v2/cmd/ctr >/dev/null
+# As upstream builds it: the shim, one per pod, speaks ttrpc only.
+go_build_cached "$dir" "$tags no_grpc" "$ldflags" \
+  containerd-shim-runc-v2=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2

@@ -1,5 +1,6 @@
 // Command coredns is the local cluster's DNS: CoreDNS with only the plugins a cluster DNS needs.
-// It has no forwarding plugin, so it answers the cluster's zones from the API and nothing else.
+// It has no forwarding plugin, so it answers the cluster's zones from the API and nothing else
+// (the rest get SERVFAIL). No reload or loop either: the Corefile is fixed and nothing forwards.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/health"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
 	_ "github.com/coredns/coredns/plugin/ready"
 )
 
