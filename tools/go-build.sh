@@ -36,7 +36,9 @@ go_build_cached() {
       _go_build_pids+=" $!"
       status=0
       wait $! || status=$?
-      kill $_go_build_pids 2>/dev/null || true
+      # go has exited and been reaped: stop the ticker only, and forget both (their PIDs may be reused).
+      kill "${_go_build_pids%% *}" 2>/dev/null || true
+      _go_build_pids=""
       [ "$status" -eq 0 ] || exit "$status"
       mv "$_go_build_tmp/$name" "$dir/$name"
     done
