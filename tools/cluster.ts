@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterDir, clusterLeftovers, installOutrigger, NODE_BINARIES, resolveBinaries, startCluster, tearDownCluster } from '@outrigger/control-plane';
+import { stopOnSignals } from './cluster-session.ts';
 
 // `npm run cluster`: a local single-node cluster with Outrigger installed from deploy/overlays/local,
 // in the foreground; Ctrl-C removes everything it created.
@@ -27,21 +28,7 @@ const cluster = await startCluster({ log }).catch((error: Error) => {
   console.error(`\n${error.message}`);
   process.exit(1);
 });
-let stopping = false;
-const stop = async (code: number) => {
-  if (stopping) return;
-  stopping = true;
-  console.log('\nstopping the cluster and removing everything it created');
-  try {
-    await cluster.stop();
-    console.log('stopped; nothing left behind');
-  } catch (error) {
-    console.error((error as Error).message);
-    code = 1;
-  }
-  process.exit(code);
-};
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(0));
+const stop = stopOnSignals(cluster);
 
 try {
   if (!values['no-install']) await installOutrigger(cluster, log);

@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { INSTALL_NAMESPACE, installOutrigger, startCluster, type Cluster } from '@outrigger/control-plane';
+import { stopOnSignals } from './cluster-session.ts';
 
 // The README's first command: a local single-node cluster, Outrigger installed from deploy/ as a user
 // installs it, and one annotated Deployment whose agent runs beside the business container and execs
@@ -41,18 +42,7 @@ const cluster = await startCluster({ log }).catch((error: Error) => {
   console.error(`\ndemo failed: ${error.message}`);
   process.exit(1);
 });
-let stopping = false;
-const stop = async (code: number) => {
-  if (stopping) return;
-  stopping = true;
-  console.log('\nstopping the cluster and removing everything it created');
-  await cluster.stop().catch((error: Error) => {
-    console.error(error.message);
-    code = 1;
-  });
-  process.exit(code);
-};
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(0));
+const stop = stopOnSignals(cluster);
 
 try {
   step('installing Outrigger: kubectl apply -k deploy/overlays/local');
