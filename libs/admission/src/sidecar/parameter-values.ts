@@ -1,6 +1,7 @@
 import { denied, type DeniedResult } from '../extension.js';
 import { compileParameterPattern, isHttpUrl } from '../profiles/parameter-checks.js';
 import type { AgentProfile, ProfileParameter } from '../profiles/profile-schema.js';
+import { forbiddenCharacter, literalEnvValue } from './literal-env.js';
 import { quoteValue, type PodAnnotations } from './pod-annotations.js';
 
 export const MISSING_PARAMETER_REASON = 'missing-parameter';
@@ -17,7 +18,7 @@ export interface ParameterEnv {
 /**
  * Resolves each parameter from its annotation (or default) and checks it. The first problem is a
  * denial (422, the field is invalid) that names the annotation, the value and what was expected.
- * An empty value counts as missing.
+ * An empty value counts as missing. Values reach the agent literally (literalEnvValue).
  */
 export function parameterEnv(
   profile: AgentProfile,
@@ -34,9 +35,12 @@ export function parameterEnv(
       if (parameter.required) return denied(422, `annotation ${key} is required`, MISSING_PARAMETER_REASON);
       continue;
     }
+    // Named, not quoted: the value itself could reorder or break the message that shows it.
+    const forbidden = forbiddenCharacter(value);
+    if (forbidden !== undefined) return invalid(`annotation ${key}: the value contains the control or bidirectional-override character ${forbidden}`);
     const problem = checkValue(parameter, value, podContainers);
     if (problem !== undefined) return invalid(`annotation ${key}: value ${quoteValue(value)} ${problem}`);
-    env.push({ name: parameter.env, value });
+    env.push({ name: parameter.env, value: literalEnvValue(value) });
   }
   return { type: 'values', env };
 }
