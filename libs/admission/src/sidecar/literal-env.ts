@@ -12,10 +12,18 @@ export function literalEnvValue(value: string): string {
  * even be passed in a process environment; newlines forge log lines), DEL, and the bidirectional
  * overrides and isolates that make text read differently from what it is.
  */
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/u;
+const FORBIDDEN_RANGES: readonly (readonly [number, number])[] = [
+  [0x00, 0x1f],
+  [0x7f, 0x9f],
+  [0x202a, 0x202e],
+  [0x2066, 0x2069],
+];
 
 /** The first forbidden character, as `U+XXXX`, or undefined when there is none. */
 export function forbiddenCharacter(value: string): string | undefined {
-  const found = FORBIDDEN.exec(value)?.[0];
-  return found === undefined ? undefined : `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const char of value) {
+    const code = char.codePointAt(0) ?? 0;
+    if (FORBIDDEN_RANGES.some(([low, high]) => code >= low && code <= high)) return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return undefined;
 }
