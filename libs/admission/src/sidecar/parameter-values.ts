@@ -35,8 +35,9 @@ export function parameterEnv(
       if (parameter.required) return denied(422, `annotation ${key} is required`, MISSING_PARAMETER_REASON);
       continue;
     }
-    // Named, not quoted: the value itself could reorder or break the message that shows it.
-    const forbidden = forbiddenCharacter(value);
+    // Named, not quoted: the value itself could reorder or break the message that shows it. (An
+    // over-long value is refused by checkValue before anyone scans it.)
+    const forbidden = value.length > MAX_PARAMETER_LENGTH ? undefined : forbiddenCharacter(value);
     if (forbidden !== undefined) return invalid(`annotation ${key}: the value contains the control or bidirectional-override character ${forbidden}`);
     const problem = checkValue(parameter, value, podContainers);
     if (problem !== undefined) return invalid(`annotation ${key}: value ${quoteValue(value)} ${problem}`);
