@@ -240,11 +240,11 @@ function checkHost(dir: string): void {
   if (missing.length > 0) throw new Error(`the local cluster needs ${missing.join(', ')}; tools/setup-cluster.sh installs them`);
 }
 
-/** kubelet, kube-proxy or containerd processes that are not this cluster's. */
+/** Live kubelet, kube-proxy or containerd processes that are not this cluster's (zombies of a stopped one are not). */
 function foreignKubernetes(dir: string): string[] {
   const ours = new Set(clusterProcesses(dir));
   return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry) && !ours.has(Number(entry)))
+    .filter((entry) => /^\d+$/.test(entry) && !ours.has(Number(entry)) && processAlive(Number(entry)))
     .flatMap((pid) => {
       try {
         const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
