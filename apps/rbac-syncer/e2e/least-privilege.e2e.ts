@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bindingSubjects, createPod, eventually, LABELS, sa } from './support.js';
+import { bindingSubjects, createPod, eventually, installExecGuard, LABELS, sa } from './support.js';
 
 // The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
 // built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).
@@ -68,6 +68,7 @@ describe('rbac-syncer with least privilege', () => {
 
   it('does its whole job with only the permissions of rbac.yaml', async () => {
     execFileSync(join(inject('controlPlane').binDir, 'kubectl'), ['--kubeconfig', inject('controlPlane').kubeconfigPath, 'apply', '-f', RBAC_YAML], { stdio: 'pipe' });
+    await installExecGuard(inject('controlPlane').kubeconfigPath);
     await eventually(async () => start('privileged'), (p) => (p as ManagedProcess).running === true, 'the syncer to start', 60_000);
     const ns = await createTestNamespace(admin, 'least', LABELS);
     await createPod(admin, ns);

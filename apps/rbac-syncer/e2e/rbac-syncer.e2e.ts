@@ -1,12 +1,27 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { XXL_JOB_PROFILE } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bindingSubjects, canExec, createPod, deleteAllPods, eventually, LABELS, metric, sa, startSyncer, writeProfiles } from './support.js';
+import {
+  bindingSubjects,
+  canExec,
+  createPod,
+  deleteAllPods,
+  eventually,
+  EXEC_GUARD_NAME,
+  installExecGuard,
+  LABELS,
+  metric,
+  OPT_IN,
+  sa,
+  startSyncer,
+  writeProfiles,
+} from './support.js';
 
 // The built syncer against the shared control plane, with a profile whose ClusterRole and binding
 // names are unique to this run.
@@ -28,6 +43,19 @@ async function start(port: number, name: string): Promise<ManagedProcess> {
 }
 
 const subjects = () => bindingSubjects(kc, BINDING);
+/** `kubectl exec` as `user` (impersonated): its error output. On this bare control plane a request
+ * that passed authorization and admission ends at "does not have a host assigned" (no node). */
+function execAs(user: string, namespace: string, pod: string): Promise<string> {
+  const { kubeconfigPath, binDir } = inject('controlPlane');
+  return new Promise((done) => {
+    execFile(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, 'exec', `--as=${user}`, '-n', namespace, pod, '--', 'true'], (error, stdout, stderr) =>
+      done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()),
+    );
+  });
+}
+const PAST_ADMISSION = /does not have a host assigned/;
+const GUARD_REFUSED = /ValidatingAdmissionPolicy 'outrigger-agent-exec-guard' .*denied request: outrigger exec guard: .* reaches only pods of its own namespace/;
+
 const applies = (port: number) => metric(port, 'outrigger_rbac_syncer_api_writes_total', ['kind="ClusterRoleBinding"', 'verb="apply"']);
 const unchanged = (port: number) => metric(port, 'outrigger_rbac_syncer_reconciles_total', ['result="unchanged"']);
 
@@ -83,6 +111,77 @@ describe('rbac-syncer', () => {
     );
   });
 
+  it('the exec guard: the bound ServiceAccount execs only into its own namespace; others are untouched', async () => {
+    const [a, b] = labelled as [string, string];
+    const own = (await core.listNamespacedPod({ namespace: b })).items[0]?.metadata?.name ?? '';
+    for (const namespace of ['default', 'kube-system']) await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } }).catch(() => undefined);
+    const targets: [string, string][] = [[a, await createPod(kc, a)], ['default', await createPod(kc, 'default', 'default', false)], [ownNamespace, await createPod(kc, ownNamespace, 'default', false)]];
+    await core.createNamespacedPod({ namespace: 'kube-system', body: { metadata: { name: `victim-${suffix}` }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
+    targets.push(['kube-system', `victim-${suffix}`]);
+    const agent = `system:serviceaccount:${b}:agent`;
+    await eventually(() => execAs(agent, b, own), (out) => PAST_ADMISSION.test(out), 'the agent past authorization and admission in its own namespace');
+    for (const [namespace, pod] of targets) {
+      const out = await execAs(agent, namespace, pod);
+      expect(out, `${agent} into ${namespace}/${pod}`).toMatch(GUARD_REFUSED);
+      expect(out).toContain(`exec into ${namespace}/${pod} is refused`);
+    }
+    // An operator ServiceAccount with its own cluster-wide exec grant is not Outrigger's to judge.
+    await core.createNamespacedServiceAccount({ namespace: unlabelled, body: { metadata: { name: 'ops' } } });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `ops-exec-${suffix}` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDING },
+        subjects: [{ kind: 'ServiceAccount', name: 'ops', namespace: unlabelled }],
+      },
+    });
+    for (const [namespace, pod] of targets) {
+      await eventually(() => execAs(`system:serviceaccount:${unlabelled}:ops`, namespace, pod), (out) => PAST_ADMISSION.test(out), `ops into ${namespace}`);
+    }
+  });
+
+  it('binds only pods that carry the injected agent: annotations alone never bind', async () => {
+    const e = await createTestNamespace(kc, 'team-e', LABELS);
+    for (const name of ['annotated', 'status', 'impostor']) await core.createNamespacedServiceAccount({ namespace: e, body: { metadata: { name } } });
+    const app = { name: 'app', image: 'busybox' };
+    // opted in by annotations only (as a pod annotated after creation looks), a hand-set status, an impostor agent container
+    await core.createNamespacedPod({ namespace: e, body: { metadata: { name: 'annotated', annotations: OPT_IN }, spec: { serviceAccountName: 'annotated', containers: [app] } } });
+    await core.createNamespacedPod({
+      namespace: e,
+      body: { metadata: { name: 'status', annotations: { ...OPT_IN, 'xxl-agent/status': '{"profile":"xxl-job"}' } }, spec: { serviceAccountName: 'status', containers: [app] } },
+    });
+    await core.createNamespacedPod({
+      namespace: e,
+      body: {
+        metadata: { name: 'impostor', annotations: { ...OPT_IN, 'xxl-agent/status': '{"profile":"xxl-job"}' } },
+        spec: { serviceAccountName: 'impostor', containers: [app, { name: 'xxl-agent', image: 'docker.io/mallory/shell:1' }] },
+      },
+    });
+    await createPod(kc, e); // the control: a real agent, bound
+    await eventually(subjects, (s) => Array.isArray(s) && s.includes(sa(e)), 'the real agent bound');
+    expect((await subjects())?.filter((s) => s.includes(`${e}/`))).toEqual([sa(e)]);
+  });
+
+  it('keeps the binding empty while the exec guard is missing, says why on /readyz and in an Event, and restores it', async () => {
+    const before = await subjects();
+    expect(before?.length).toBeGreaterThan(0);
+    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    await admission.deleteValidatingAdmissionPolicyBinding({ name: EXEC_GUARD_NAME });
+    await eventually(subjects, (s) => Array.isArray(s) && s.length === 0, 'binding emptied');
+    const ready = await fetch(`http://127.0.0.1:${portA}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain(`exec guard not in force: ValidatingAdmissionPolicyBinding ${EXEC_GUARD_NAME} not found`);
+    expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
+    await eventually(
+      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING},reason=ExecGuardMissing` }),
+      (list) => (list.items ?? []).some((ev) => ev.type === 'Warning' && ev.message?.includes('not found')),
+      'an ExecGuardMissing Warning',
+    );
+    await installExecGuard(inject('controlPlane').kubeconfigPath);
+    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding restored');
+    expect((await fetch(`http://127.0.0.1:${portA}/readyz`)).status).toBe(200);
+    expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
+  });
+
   it('does not write when a pod event leaves the subject set unchanged', async () => {
     const b = labelled[1] as string;
     const writesBefore = await applies(portA);
@@ -95,7 +194,7 @@ describe('rbac-syncer', () => {
   it('removes a subject after the grace period when its last pod is deleted', async () => {
     const a = labelled[0] as string;
     await deleteAllPods(kc, a);
-    await eventually(subjects, (s) => Array.isArray(s) && !s.includes(sa(a)) && s.length === 2, 'subject of the emptied namespace removed');
+    await eventually(subjects, (s) => Array.isArray(s) && !s.includes(sa(a)) && s.includes(sa(labelled[1] as string, 'agent')), 'subject of the emptied namespace removed');
     expect(await canExec(kc, a, 'default')).toBe(false);
   });
 

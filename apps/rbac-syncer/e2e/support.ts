@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ClusterRoleBinding } from '@kubernetes/client-node';
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { fileURLToPath } from 'node:url';
+import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ClusterRoleBinding, type V1Pod } from '@kubernetes/client-node';
+import { mutatePod, sidecarExtension, XXL_JOB_PROFILE, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { startApp, type ManagedProcess } from '@outrigger/control-plane';
-import { stringify } from 'yaml';
+import { applyObject, loadKubeClient, type KubeObject } from '@outrigger/kube';
+import { parseAllDocuments, stringify } from 'yaml';
 
 export const LABELS = { 'outrigger.dev/injection': 'enabled' };
 
@@ -27,7 +29,20 @@ export interface SyncerOptions {
   readonly dir: string;
 }
 
-export function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
+export const EXEC_GUARD_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url));
+export const EXEC_GUARD_NAME = 'outrigger-agent-exec-guard';
+
+/** The exec guard exactly as deploy/ ships it (server-side apply; idempotent). */
+export async function installExecGuard(kubeconfigPath: string): Promise<void> {
+  const kc = loadKubeClient(kubeconfigPath);
+  for (const doc of parseAllDocuments(readFileSync(EXEC_GUARD_YAML, 'utf8'))) {
+    await applyObject(kc, doc.toJS() as KubeObject, { fieldManager: 'rbac-syncer-e2e', force: true });
+  }
+}
+
+/** Starts the built syncer, with the shipped exec guard installed first (its bindings stay empty without it). */
+export async function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
+  await installExecGuard(o.kubeconfigPath);
   return startApp('rbac-syncer', {
     env: {
       PORT: String(o.port),
@@ -45,16 +60,29 @@ export function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
   });
 }
 
+/** The reference profile's opt-in and parameters, for a pod whose container is `app`. */
+export const OPT_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://xxl-job-admin:8080/xxl-job-admin', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'e2e' };
+
+/**
+ * Creates a pod; an opted-in one as the webhook would admit it (the injector's own sidecar
+ * extension adds the agent and the status annotation: no injector runs in these suites).
+ */
 export async function createPod(kc: KubeConfig, namespace: string, serviceAccount = 'default', optIn = true): Promise<string> {
   const name = `app-${randomBytes(3).toString('hex')}`;
-  await kc.makeApiClient(CoreV1Api).createNamespacedPod({
-    namespace,
-    body: {
-      metadata: { name, annotations: optIn ? { 'xxl-agent/enable': 'true' } : {} },
-      spec: { serviceAccountName: serviceAccount, containers: [{ name: 'app', image: 'busybox' }] },
-    },
-  });
+  const pod = {
+    metadata: { name, annotations: optIn ? { ...OPT_IN } : {} },
+    spec: { serviceAccountName: serviceAccount, containers: [{ name: 'app', image: 'busybox' }] },
+  };
+  const body = optIn ? injected(pod, namespace) : pod;
+  await kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace, body: body as V1Pod });
   return name;
+}
+
+function injected(pod: object, namespace: string): JsonObject {
+  const ctx = { uid: 'e2e', namespace, name: '', operation: 'CREATE', dryRun: false } as unknown as AdmissionContext;
+  const result = mutatePod(pod as JsonObject, ctx, [sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: 'e2e' })]);
+  if (result.outcome !== 'allowed' || result.decision !== 'injected') throw new Error(`the sidecar extension did not inject: ${JSON.stringify(result)}`);
+  return result.pod;
 }
 
 export async function deleteAllPods(kc: KubeConfig, namespace: string): Promise<void> {

@@ -42,6 +42,7 @@ describe('public API', () => {
       'injectManifests',
       'optInAnnotationKeys',
       'protectedNamespacesFor',
+      'agentPresence',
     ] as const;
     for (const name of names) expect(typeof admission[name]).toBe('function');
     expect(admission.SYSTEM_NAMESPACES).toEqual(['kube-system', 'kube-public', 'kube-node-lease']);

@@ -72,6 +72,7 @@ export { XXL_JOB_PROFILE, XXL_JOB_PROFILE_YAML } from './profiles/xxl-job-profil
 
 // Sidecar injection
 export {
+  FORGED_AGENT_REASON,
   SIDECAR_EXTENSION_NAME,
   sidecarExtension,
   SKIP_REASONS,
@@ -79,7 +80,7 @@ export {
 } from './sidecar/sidecar-extension.js';
 export { enableAnnotation, INVALID_ANNOTATION_REASON, optInAnnotationKeys } from './sidecar/requested-profiles.js';
 export { INVALID_PARAMETER_REASON, MAX_PARAMETER_LENGTH, MISSING_PARAMETER_REASON } from './sidecar/parameter-values.js';
-export { statusAnnotation, statusValue } from './sidecar/injection-status.js';
+export { agentPresence, imageRepository, statusAnnotation, statusValue, type AgentPresence } from './sidecar/injection-status.js';
 export { sidecarOwnedPaths } from './sidecar/sidecar-owned-paths.js';
 
 // Cluster registration, offline injection, shared constants

@@ -19,6 +19,11 @@ const schema = z.object({
   LEASE_DURATION_SECONDS: envField.seconds(15),
   /** A watch without event or bookmark for this long is restarted. */
   WATCH_DEAD_SECONDS: envField.seconds(150),
+  /**
+   * The ValidatingAdmissionPolicy and its binding (same name) that confine cluster-wide bound
+   * agents to their own namespace; ClusterRoleBindings stay empty while they are not in force.
+   */
+  EXEC_GUARD_NAME: z.string().min(1).default('outrigger-agent-exec-guard'),
   /** /healthz fails when the view has been incomplete this long. */
   UNHEALTHY_AFTER_SECONDS: envField.seconds(300),
 });
@@ -39,6 +44,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     },
     watchDeadMs: env.WATCH_DEAD_SECONDS * 1000,
     unhealthyAfterMs: env.UNHEALTHY_AFTER_SECONDS * 1000,
+    execGuardName: env.EXEC_GUARD_NAME,
   };
 });
 

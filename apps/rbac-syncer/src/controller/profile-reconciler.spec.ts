@@ -27,7 +27,8 @@ const pod = (namespace: string): PodView => ({ namespace, name: 'p', serviceAcco
 describe('ProfileReconciler', () => {
   let pods: PodView[];
   let now: number;
-  let events: { normal: ReturnType<typeof vi.fn> };
+  let events: { normal: ReturnType<typeof vi.fn>; warning: ReturnType<typeof vi.fn> };
+  let guardProblem: string | undefined;
   let reconciler: ProfileReconciler;
 
   beforeEach(() => {
@@ -35,10 +36,11 @@ describe('ProfileReconciler', () => {
     writes.length = 0;
     pods = [];
     now = 1_000_000;
-    events = { normal: vi.fn(async () => undefined) };
+    events = { normal: vi.fn(async () => undefined), warning: vi.fn(async () => undefined) };
+    guardProblem = undefined;
     reconciler = new ProfileReconciler({
       kc: {} as never,
-      view: { pods: () => pods, labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true },
+      view: { pods: () => pods, labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true, execGuardProblem: () => guardProblem },
       protectedNamespaces: ['kube-system'],
       graceMs: 60_000,
       events: events as never,
@@ -63,6 +65,31 @@ describe('ProfileReconciler', () => {
       { kind: 'ServiceAccount', name: 'default', namespace: 'b' },
     ]);
     expect(events.normal).toHaveBeenLastCalledWith(expect.objectContaining({ kind: 'ClusterRoleBinding' }), 'SubjectsChanged', expect.stringContaining('added b/default'));
+  });
+
+  it('keeps the ClusterRoleBinding empty while the exec guard is not in force, says so once, and restores it after', async () => {
+    pods = [pod('a'), pod('b')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    guardProblem = 'exec guard not in force: ValidatingAdmissionPolicy g not found';
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
+    expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toEqual([]);
+    expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'SubjectsChanged', expect.stringContaining('removed a/default (exec guard not in force'));
+    expect(events.warning).toHaveBeenCalledExactlyOnceWith(expect.objectContaining({ kind: 'ClusterRoleBinding', uid: 'uid-1' }), 'ExecGuardMissing', expect.stringContaining('not found'));
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0); // no grace, no flapping, no second Warning
+    expect(events.warning).toHaveBeenCalledOnce();
+    guardProblem = undefined;
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
+    expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toHaveLength(2);
+    expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'ExecGuardRestored', expect.any(String));
+  });
+
+  it('a RoleBinding profile does not depend on the exec guard', async () => {
+    guardProblem = 'exec guard not in force: x';
+    pods = [pod('a')];
+    const profile = { ...XXL_JOB_PROFILE, rbac: { clusterRole: 'r', rules: XXL_JOB_PROFILE.rbac?.rules ?? [], binding: { kind: 'RoleBinding' as const, name: 'r' } } };
+    await reconciler.reconcile(profile);
+    expect(writes).toEqual(['ClusterRole//r', 'RoleBinding/a/r']);
+    expect(events.warning).not.toHaveBeenCalled();
   });
 
   it('keeps a subject through the grace, asks to be woken, then removes it', async () => {

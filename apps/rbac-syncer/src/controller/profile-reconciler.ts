@@ -23,6 +23,8 @@ export interface ClusterView {
   pods(): Iterable<PodView>;
   labelledNamespaces(): ReadonlySet<string>;
   viewComplete(): boolean;
+  /** Why the exec guard is not in force (see execGuardProblem), or undefined when it is. */
+  execGuardProblem(): string | undefined;
 }
 
 export interface ReconcilerDeps {
@@ -45,6 +47,8 @@ interface StoredBinding extends KubeObject {
 export class ProfileReconciler {
   private readonly goneSince = new Map<string, Map<string, number>>();
   private readonly warnedUnowned = new Set<string>();
+  /** The guard problem last reported per profile, so the Warning is recorded once per outage. */
+  private readonly guardReported = new Map<string, string | undefined>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -109,19 +113,38 @@ export class ProfileReconciler {
       return this.reconcileClusterRoleBinding(profile, rbac);
     }
     const current = storedSubjects(stored);
-    const out = this.compute(profile, current);
+    // Fail closed: without the guard a cluster-wide binding reaches every namespace, so it stays empty.
+    const guardProblem = this.deps.view.execGuardProblem();
+    const out = guardProblem === undefined ? this.compute(profile, current) : { subjects: [], removedBecause: new Map(current.map((s) => [subjectKey(s), guardProblem])), wakeAtMs: undefined };
     this.deps.metrics.subjects.set({ binding: name }, out.subjects.length);
     const desired = desiredClusterRoleBinding(profile, rbac, out.subjects);
     const requeueAfterMs = out.wakeAtMs === undefined ? undefined : Math.max(0, out.wakeAtMs - this.now());
     if (stored && upToDate(stored, desired, profile)) {
       this.deps.metrics.reconciles.inc({ profile, result: 'unchanged' });
+      this.reportGuard(profile, name, stored, guardProblem);
       return { requeueAfterMs, wrote: 0 };
     }
     const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
     this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'apply' });
     this.deps.metrics.reconciles.inc({ profile, result: 'applied' });
     this.report(desired, applied, rawSubjectKeys(stored), current, out.subjects, out.removedBecause, !stored);
+    this.reportGuard(profile, name, applied, guardProblem);
     return { requeueAfterMs, wrote: 1 };
+  }
+
+  /** A Warning when the guard goes missing (once per outage), a Normal event when it is back. */
+  private reportGuard(profile: string, name: string, binding: KubeObject, problem: string | undefined): void {
+    const last = this.guardReported.get(profile);
+    if (last === problem) return;
+    this.guardReported.set(profile, problem);
+    const object = { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name, uid: binding.metadata?.uid };
+    if (problem !== undefined) {
+      this.deps.log.warn(`ClusterRoleBinding ${name} kept empty: ${problem}`);
+      void this.deps.events.warning(object, 'ExecGuardMissing', `kept empty: ${problem}`);
+    } else if (last !== undefined) {
+      this.deps.log.log(`ClusterRoleBinding ${name}: the exec guard is in force again; subjects restored`);
+      void this.deps.events.normal(object, 'ExecGuardRestored', 'the exec guard is in force again; subjects restored');
+    }
   }
 
   private async reconcileRoleBindings(profile: string, rbac: ProfileRbac): Promise<{ requeueAfterMs?: number; wrote: number }> {

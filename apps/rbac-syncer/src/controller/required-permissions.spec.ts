@@ -4,15 +4,29 @@ import { requiredPermissions } from './required-permissions.js';
 
 describe('requiredPermissions', () => {
   it('asks for bind and escalate only on the profile ClusterRole, and its Lease by name', () => {
-    const list = requiredPermissions([XXL_JOB_PROFILE], { namespace: 'outrigger-system', name: 'lease' });
+    const list = requiredPermissions([XXL_JOB_PROFILE], { namespace: 'outrigger-system', name: 'lease' }, 'guard');
     const bind = list.filter((p) => p.verb === 'bind' || p.verb === 'escalate');
     expect(bind.map((p) => p.name)).toEqual(['xxl-agent-exec', 'xxl-agent-exec']);
     expect(list).toContainEqual({ verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: 'outrigger-system', name: 'lease' });
     expect(list.some((p) => p.resource === 'rolebindings')).toBe(false);
   });
 
+  it('reads the exec guard, by name and never writes it, when a profile binds cluster-wide', () => {
+    const list = requiredPermissions([XXL_JOB_PROFILE], { namespace: 'n', name: 'l' }, 'guard').filter((p) => p.group === 'admissionregistration.k8s.io');
+    expect(list.map((p) => `${p.verb} ${p.resource}/${p.name}`)).toEqual([
+      'get validatingadmissionpolicies/guard',
+      'list validatingadmissionpolicies/guard',
+      'watch validatingadmissionpolicies/guard',
+      'get validatingadmissionpolicybindings/guard',
+      'list validatingadmissionpolicybindings/guard',
+      'watch validatingadmissionpolicybindings/guard',
+    ]);
+  });
+
   it('adds RoleBinding permissions only for profiles that ask for RoleBindings', () => {
     const profile = { ...XXL_JOB_PROFILE, rbac: { clusterRole: 'xxl-agent-exec', rules: XXL_JOB_PROFILE.rbac?.rules ?? [], binding: { kind: 'RoleBinding' as const, name: 'x' } } };
-    expect(requiredPermissions([profile], { namespace: 'n', name: 'l' }).some((p) => p.resource === 'rolebindings')).toBe(true);
+    const list = requiredPermissions([profile], { namespace: 'n', name: 'l' }, 'guard');
+    expect(list.some((p) => p.resource === 'rolebindings')).toBe(true);
+    expect(list.some((p) => p.resource === 'validatingadmissionpolicies')).toBe(false);
   });
 });

@@ -10,9 +10,11 @@ import {
   resourcePath,
   WorkQueue,
   type KubeClient,
+  type KubeObject,
   type ReflectorStatus,
 } from '@outrigger/kube';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
+import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
@@ -27,6 +29,8 @@ export interface SyncerStatus {
   readonly incompleteForMs: number;
   readonly leader: boolean;
   readonly watches: Record<string, ReflectorStatus>;
+  /** Why the exec guard is not in force, when a profile binds cluster-wide and it is not. */
+  readonly execGuardProblem?: string;
 }
 
 /**
@@ -44,6 +48,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private bindings!: Reflector<string>;
   private roleBindings: Reflector<string> | undefined;
   private clusterRoles!: Reflector<string>;
+  /** Only when a profile binds cluster-wide: the guard that confines those bindings' exec. */
+  private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
   private queue!: WorkQueue;
   private elector!: LeaderElector;
   private reconciler!: ProfileReconciler;
@@ -64,7 +70,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
     this.kc = loadKubeClient(this.config.kubeconfig);
     const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
-    const missing = await missingPermissions(this.kc, requiredPermissions(this.profiles, lease));
+    const missing = await missingPermissions(this.kc, requiredPermissions(this.profiles, lease, this.config.execGuardName));
     if (missing.length > 0) {
       const lines = missing.map((p) => `  - ${describePermission(p)}`).join('\n');
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
@@ -136,6 +142,27 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       });
     }
 
+    if (this.profiles.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) {
+      const name = this.config.execGuardName;
+      const enqueueClusterWide = () => this.profiles.filter((p) => p.rbac?.binding.kind === 'ClusterRoleBinding').forEach((p) => this.queue.add(p.name));
+      const watchGuard = <P>(resource: string, project: (obj: KubeObject) => P) =>
+        new Reflector<P>(this.kc, {
+          path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
+          fieldSelector: `metadata.name=${name}`,
+          project,
+          deadStreamTimeoutMs,
+          onAdd: enqueueClusterWide,
+          onUpdate: enqueueClusterWide,
+          onDelete: enqueueClusterWide,
+          onSynced: enqueueClusterWide,
+          onError: watchError(resource),
+        });
+      this.guard = {
+        policy: watchGuard('validatingadmissionpolicies', projectGuardPolicy),
+        binding: watchGuard('validatingadmissionpolicybindings', projectGuardBinding),
+      };
+    }
+
     this.elector = new LeaderElector(this.kc, {
       namespace: lease.namespace,
       name: lease.name,
@@ -161,6 +188,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         pods: () => this.pods.entries().map(([, v]) => v),
         labelledNamespaces: () => new Set(this.namespaces.keys()),
         viewComplete: () => this.viewComplete(),
+        execGuardProblem: () => this.execGuardProblem(),
       },
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       graceMs: this.config.graceMs,
@@ -170,15 +198,10 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     });
 
     this.metrics.observeWatches(() =>
-      Object.entries({ pods: this.pods, namespaces: this.namespaces, clusterrolebindings: this.bindings, rolebindings: this.roleBindings, clusterroles: this.clusterRoles }).flatMap(([resource, r]) =>
-        r ? [{ resource, ...r.status() }] : [],
-      ),
+      Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [{ resource, ...r.status() }] : [])),
     );
-    this.pods.start();
-    this.namespaces.start();
-    this.bindings.start();
-    this.roleBindings?.start();
-    this.clusterRoles.start();
+    this.metrics.observeExecGuard(() => (this.guard ? this.execGuardProblem() === undefined : undefined));
+    Object.values(this.reflectors()).forEach((r) => r?.start());
     void this.queue.process((key) => this.reconcile(key));
     this.elector.start();
     this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
@@ -189,13 +212,26 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     clearInterval(this.resyncTimer);
     await this.queue?.shutdown();
     await this.elector?.stop(); // releases the Lease: a standby takes over at once
-    await Promise.all([this.pods?.stop(), this.namespaces?.stop(), this.bindings?.stop(), this.roleBindings?.stop(), this.clusterRoles?.stop()]);
+    await Promise.all(Object.values(this.reflectors()).map((r) => r?.stop()));
+  }
+
+  /** Every watch by resource; absent ones (no RoleBinding profile, no cluster-wide profile) undefined. */
+  private reflectors(): Record<string, Reflector<unknown> | undefined> {
+    return {
+      pods: this.pods,
+      namespaces: this.namespaces,
+      clusterrolebindings: this.bindings,
+      rolebindings: this.roleBindings,
+      clusterroles: this.clusterRoles,
+      validatingadmissionpolicies: this.guard?.policy,
+      validatingadmissionpolicybindings: this.guard?.binding,
+    } as Record<string, Reflector<unknown> | undefined>;
   }
 
   status(): SyncerStatus {
-    const watches = { pods: this.pods?.status(), namespaces: this.namespaces?.status(), clusterrolebindings: this.bindings?.status() };
+    const watches = Object.fromEntries(Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [[resource, r.status()]] : [])));
     const all = Object.values(watches);
-    const synced = all.every((s) => s?.hasSynced === true);
+    const synced = all.length > 0 && all.every((s) => s.hasSynced);
     const complete = this.viewComplete();
     return {
       profiles: this.profiles.map((p) => p.name),
@@ -203,8 +239,18 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       viewComplete: complete,
       incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
       leader: this.elector?.isLeader() ?? false,
-      watches: watches as Record<string, ReflectorStatus>,
+      watches,
+      ...(this.guard ? { execGuardProblem: this.execGuardProblem() } : {}),
     };
+  }
+
+  /** Undefined when no profile binds cluster-wide or the guard is in force; unknown until both watches listed. */
+  private execGuardProblem(): string | undefined {
+    if (!this.guard) return undefined;
+    const { policy, binding } = this.guard;
+    if (!policy.status().hasSynced || !binding.status().hasSynced) return 'exec guard not known yet (its watches have not listed)';
+    const name = this.config.execGuardName;
+    return execGuardProblem(name, policy.get(name), binding.get(name));
   }
 
   private viewComplete(): boolean {
@@ -226,7 +272,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const profile = this.profiles.find((p) => p.name === key);
     if (!profile) return;
-    if (!this.elector.isLeader() || !this.pods.status().hasSynced || !this.namespaces.status().hasSynced) {
+    const guardUnknown = profile.rbac?.binding.kind === 'ClusterRoleBinding' && !Object.values(this.guard ?? {}).every((r) => r.status().hasSynced);
+    if (!this.elector.isLeader() || !this.pods.status().hasSynced || !this.namespaces.status().hasSynced || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }

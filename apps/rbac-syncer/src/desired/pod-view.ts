@@ -1,11 +1,11 @@
-import { isJsonObject, podAnnotations, requestedProfiles, type AgentProfile, type JsonObject } from '@outrigger/admission';
+import { agentPresence, isJsonObject, podAnnotations, requestedProfiles, type AgentProfile, type JsonObject } from '@outrigger/admission';
 
 /** All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. */
 export interface PodView {
   readonly namespace: string;
   readonly name: string;
   readonly serviceAccount: string;
-  /** Names of the profiles (with RBAC) the pod opted into, sorted. */
+  /** Names of the profiles (with RBAC) the pod opted into and carries the injected agent of, sorted. */
   readonly profiles: readonly string[];
   /** metadata.deletionTimestamp is set: the pod is going away. */
   readonly deleting: boolean;
@@ -16,7 +16,9 @@ const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
  * not matter: it opted into no profile with RBAC, its annotations are invalid (the webhook denies
- * such pods), or it has finished (Succeeded/Failed pods run no agent).
+ * such pods), it has finished (Succeeded/Failed pods run no agent), or it does not carry the agent
+ * as the injector writes it (annotations alone never bind: a pod annotated after creation, a
+ * hand-set status annotation, a container of the agent's name with another image).
  */
 export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): PodView | undefined {
   const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
@@ -26,9 +28,13 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): 
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : undefined;
   if (!namespace || !name) return undefined;
   if (typeof status['phase'] === 'string' && TERMINAL_PHASES.has(status['phase'])) return undefined;
-  const requested = requestedProfiles(podAnnotations(pod), profiles);
+  const annotations = podAnnotations(pod);
+  const requested = requestedProfiles(annotations, profiles);
   if (requested.type !== 'requested') return undefined;
-  const names = requested.profiles.filter((p) => p.rbac).map((p) => p.name).sort();
+  const names = requested.profiles
+    .filter((p) => p.rbac && agentPresence(pod, annotations, p).kind === 'injected')
+    .map((p) => p.name)
+    .sort();
   if (names.length === 0) return undefined;
   const sa = spec['serviceAccountName'];
   return {

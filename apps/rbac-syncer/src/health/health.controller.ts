@@ -16,10 +16,10 @@ export class HealthController {
     return this.health.check([() => this.syncer.watch()]);
   }
 
-  /** Readiness: the first full sync is done and the watches are not dead. */
+  /** Readiness: the first full sync is done, the watches are not dead, the exec guard is in force. */
   @Get('readyz')
   @HealthCheck()
   readyz() {
-    return this.health.check([() => this.syncer.synced(), () => this.syncer.watch()]);
+    return this.health.check([() => this.syncer.synced(), () => this.syncer.watch(), () => this.syncer.execGuard()]);
   }
 }

@@ -18,6 +18,16 @@ export class RbacSyncerHealth {
     return status.synced ? check.up({ leader: status.leader, profiles: status.profiles }) : check.down({ reason: 'first full list of pods and namespaces not done yet' });
   }
 
+  /**
+   * Not ready while a profile binds cluster-wide and the exec guard is not in force (its bindings
+   * are kept empty meanwhile). Readiness only: a restart cannot bring the guard back.
+   */
+  execGuard() {
+    const check = this.indicators.check('execGuard');
+    const problem = this.syncer.status().execGuardProblem;
+    return problem === undefined ? check.up() : check.down({ reason: problem });
+  }
+
   /** Unhealthy when the view has been incomplete (watch broken, relists failing) for too long. */
   watch() {
     const check = this.indicators.check('watch');

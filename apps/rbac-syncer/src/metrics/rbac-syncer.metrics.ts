@@ -18,6 +18,8 @@ export class RbacSyncerMetrics {
   readonly watchRestarts: Gauge<'resource'>;
   readonly lastSync: Gauge<'resource'>;
   readonly leader: Gauge;
+  readonly execGuard: Gauge;
+  private execGuardSource: () => boolean | undefined = () => undefined;
   private watchSource: () => readonly WatchSample[] = () => [];
 
   constructor(@Inject(Registry) registry: Registry) {
@@ -49,6 +51,22 @@ export class RbacSyncerMetrics {
       collect: () => samples().forEach((w) => w.lastSyncAt && this.lastSync.set({ resource: w.resource }, w.lastSyncAt.getTime() / 1000)),
     });
     this.leader = new Gauge({ name: 'outrigger_rbac_syncer_leader', help: '1 while this replica holds the Lease.', registers });
+    const guard = () => this.execGuardSource();
+    this.execGuard = new Gauge({
+      name: 'outrigger_rbac_syncer_exec_guard_in_force',
+      help: '1 while the exec guard is in force, 0 while cluster-wide bindings are kept empty without it; absent when no profile binds cluster-wide.',
+      registers,
+      collect: () => {
+        const inForce = guard();
+        this.execGuard.reset();
+        if (inForce !== undefined) this.execGuard.set(inForce ? 1 : 0);
+      },
+    });
+  }
+
+  /** Where the exec guard gauge reads from at scrape time. */
+  observeExecGuard(source: () => boolean | undefined): void {
+    this.execGuardSource = source;
   }
 
   /** Where the watch gauges read from at scrape time. */

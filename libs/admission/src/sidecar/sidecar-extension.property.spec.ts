@@ -29,7 +29,9 @@ const EXPECTED_DECISION: Record<GeneratedPod['optIn'], string> = {
   'bad-url': 'denied:invalid-parameter',
   'unknown-target': 'denied:invalid-parameter',
   'already-injected': 'skipped:already-injected',
-  'agent-container-present': 'skipped:already-injected',
+  'status-without-agent': 'denied:forged-agent',
+  'agent-container-present': 'denied:forged-agent',
+  'impostor-agent-container': 'denied:forged-agent',
 };
 
 describe('sidecar injection over arbitrary realistic pods', () => {

@@ -291,12 +291,21 @@ describe('pods that are left alone', () => {
     expect(outcome.reply.response.patch).toBeUndefined();
   });
 
-  it('counts the agent container alone, or the status annotation alone, as injected', () => {
-    const statusOnly = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/status': '{}' });
-    expect(run(statusOnly).decision).toBe('skipped:already-injected');
-    const containerOnly = loadReview('v1-pod-init-containers');
-    arrayAt(requestObject(containerOnly), 'spec', 'initContainers').push({ name: 'xxl-agent', image: 'x' });
-    expect(run(containerOnly).decision).toBe('skipped:already-injected');
+  it('refuses an opted-in pod that forges the agent: the status annotation alone, its own agent container, an impostor', () => {
+    const statusOnly = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/status': '{"profile":"xxl-job"}' }));
+    expect(statusOnly.decision).toBe('denied:forged-agent');
+    expect(statusOnly.reply.response.status?.code).toBe(422);
+    expect(statusOnly.reply.response.status?.message).toContain(
+      'profile xxl-job: annotation xxl-agent/status is set but the pod has no xxl-agent container; only the injector writes it (remove the annotation)',
+    );
+    const impostor = loadReview('v1-pod-init-containers');
+    arrayAt(requestObject(impostor), 'spec', 'initContainers').push({ name: 'xxl-agent', image: 'docker.io/mallory/shell' });
+    expect(run(impostor).reply.response.status?.message).toContain(
+      'container xxl-agent has the name of the profile\'s agent but is not it (image "docker.io/mallory/shell" in initContainers; the agent is ghcr.io/outrigger/xxl-agent:1.0.0 in containers); rename the container',
+    );
+    const ownAgent = loadReview('v1-pod-opted-in');
+    arrayAt(requestObject(ownAgent), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0', command: ['sh'] });
+    expect(run(ownAgent).reply.response.status?.message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
   });
 
   it('yields an empty patch when reinvoked on its own output (reinvocationPolicy IfNeeded)', () => {

@@ -1,9 +1,9 @@
 import { INJECT_ANNOTATION, SYSTEM_NAMESPACES } from '../constants.js';
-import { mutated, skipped, type DeniedResult, type Extension } from '../extension.js';
+import { denied, mutated, skipped, type DeniedResult, type Extension } from '../extension.js';
 import { arrayMember, ensureArrayMember, ensureObjectMember, objectMember, setMember, type JsonObject } from '../json.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 import { buildAgentContainer } from './agent-container.js';
-import { containerNames, isAlreadyInjected, statusAnnotation, statusValue } from './injection-status.js';
+import { agentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
@@ -11,6 +11,9 @@ import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 import { unknownProfileAnnotations } from './unknown-annotations.js';
 
 export const SIDECAR_EXTENSION_NAME = 'sidecar';
+
+/** An opted-in pod that carries the status annotation or a container of an agent's name, not as injected. */
+export const FORGED_AGENT_REASON = 'forged-agent';
 
 export const SKIP_REASONS = {
   protectedNamespace: 'protected-namespace',
@@ -29,8 +32,9 @@ export interface SidecarExtensionOptions {
 
 /**
  * Injects the agent container of every profile a pod opts into. Order of checks: protected
- * namespace, opt-in (malformed opt-in is a 400 denial), already injected (so reinvocation is a
- * no-op), then every parameter (422 denial). Only after all checks pass is the pod changed.
+ * namespace, opt-in (malformed opt-in is a 400 denial), a forged agent (the status annotation or an
+ * agent-named container not as the injector writes them: 422), already injected (so reinvocation
+ * is a no-op), then every parameter (422 denial). Only after all checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = [...options.profiles];
@@ -51,7 +55,10 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const warnings = [...requested.warnings];
       if (requested.profiles.length === 0) return skipped(SKIP_REASONS.notOptedIn, warnings);
 
-      const pending = requested.profiles.filter((profile) => !isAlreadyInjected(pod, annotations, profile));
+      const presence = requested.profiles.map((profile) => ({ profile, presence: agentPresence(pod, annotations, profile) }));
+      const forged = presence.flatMap(({ presence: p }) => (p.kind === 'forged' ? [p.problem] : []));
+      if (forged.length > 0) return Object.assign(denied(422, forged.join('; '), FORGED_AGENT_REASON), { warnings });
+      const pending = presence.filter(({ presence: p }) => p.kind === 'absent').map(({ profile }) => profile);
       if (pending.length === 0) return skipped(SKIP_REASONS.alreadyInjected, warnings);
 
       const spec = objectMember(pod, 'spec');

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { AdmissionApiVersion, AdmissionReview } from '../admission-types.js';
 import type { JsonObject, JsonValue } from '../json.js';
+import { XXL_JOB_PROFILE } from '../profiles/xxl-job-profile.js';
 
 /** Test-only fast-check generators for realistic raw pods and reviews around them. */
 
@@ -36,7 +37,9 @@ const optIn = fc.constantFrom(
   'bad-url',
   'unknown-target',
   'already-injected',
+  'status-without-agent',
   'agent-container-present',
+  'impostor-agent-container',
 );
 export type OptIn = typeof optIn extends fc.Arbitrary<infer T> ? T : never;
 
@@ -68,7 +71,10 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     // The opt-in annotations are set last so random keys cannot hide them.
     Object.assign(annotations, optInAnnotations(g.optIn, g.names[g.target % g.names.length] ?? 'app'));
     const containers = g.names.map((name, index) => container(name, g.containerExtras[index] ?? {}, false));
-    if (g.optIn === 'agent-container-present') containers.push(container('xxl-agent', {}, false));
+    // The profile's own image: only the missing status annotation gives it away.
+    if (g.optIn === 'agent-container-present') containers.push(container('xxl-agent', { image: XXL_JOB_PROFILE.container.image }, false));
+    if (g.optIn === 'impostor-agent-container') containers.push(container('xxl-agent', {}, false));
+    if (g.optIn === 'already-injected') containers.push(container('xxl-agent', { image: XXL_JOB_PROFILE.container.image }, false));
     const metadata: JsonObject = {
       ...g.metadataExtra,
       ...(g.generateName ? { generateName: 'worker-7d9c8b5f4-' } : { name: 'worker' }),
@@ -99,6 +105,7 @@ function optInAnnotations(kind: OptIn, target: string): Record<string, string> {
       return {};
     case 'enabled':
     case 'agent-container-present':
+    case 'impostor-agent-container':
       return valid;
     case 'enabled-by-list': {
       const { 'xxl-agent/enable': _enable, ...rest } = valid;
@@ -117,6 +124,7 @@ function optInAnnotations(kind: OptIn, target: string): Record<string, string> {
     case 'unknown-target':
       return { ...valid, 'xxl-agent/target-container': 'no-such-container!' };
     case 'already-injected':
+    case 'status-without-agent':
       return { ...valid, 'xxl-agent/status': '{"profile":"xxl-job","hash":"0","version":"0"}' };
   }
 }

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { KubeObject } from '@outrigger/kube';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { execGuardProblem, projectGuardBinding, projectGuardPolicy } from './exec-guard.js';
+
+// The guard exactly as deploy/ ships it.
+const SHIPPED = parseAllDocuments(readFileSync(fileURLToPath(new URL('../../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url)), 'utf8')).map(
+  (d) => d.toJS() as KubeObject & { spec: Record<string, unknown> },
+);
+const shipped = (kind: string) => {
+  const found = SHIPPED.find((o) => o.kind === kind);
+  if (!found) throw new Error(`exec-guard.yaml has no ${kind}`);
+  return found;
+};
+const policy = shipped('ValidatingAdmissionPolicy');
+const binding = shipped('ValidatingAdmissionPolicyBinding');
+const NAME = 'outrigger-agent-exec-guard';
+
+const withSpec = (o: typeof policy, spec: Record<string, unknown>) => ({ ...o, spec: { ...o.spec, ...spec } });
+
+describe('execGuardProblem', () => {
+  it('the guard as shipped is in force', () => {
+    expect(policy.metadata?.name).toBe(NAME);
+    expect(binding.metadata?.name).toBe(NAME);
+    expect(execGuardProblem(NAME, projectGuardPolicy(policy), projectGuardBinding(binding))).toBeUndefined();
+  });
+
+  it('names each missing object and how to install it', () => {
+    expect(execGuardProblem(NAME, undefined, projectGuardBinding(binding))).toBe(
+      `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found (install deploy/base/rbac-syncer/exec-guard.yaml)`,
+    );
+    expect(execGuardProblem(NAME, undefined, undefined)).toMatch(/ValidatingAdmissionPolicy \S+ not found; ValidatingAdmissionPolicyBinding \S+ not found/);
+  });
+
+  it('a policy that fails open or judges other parameters is not the guard', () => {
+    expect(execGuardProblem(NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/failurePolicy Ignore, not Fail/);
+    expect(execGuardProblem(NAME, projectGuardPolicy(withSpec(policy, { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } })), projectGuardBinding(binding))).toMatch(
+      /takes v1\/ConfigMap as parameters/,
+    );
+  });
+
+  it('a binding that only warns, binds another policy or selects other bindings is not the guard', () => {
+    const p = projectGuardPolicy(policy);
+    expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { validationActions: ['Warn', 'Audit'] })))).toMatch(/does not have the Deny action/);
+    expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { policyName: 'other' })))).toMatch(/binds policy "other"/);
+    const narrower = { selector: { matchLabels: { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'none' } }, parameterNotFoundAction: 'Allow' };
+    expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { paramRef: narrower })))).toMatch(/does not select exactly the ClusterRoleBindings/);
+  });
+});
