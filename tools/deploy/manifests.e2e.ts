@@ -64,6 +64,10 @@ const NEEDED: Record<string, readonly Access[]> = {
     ...['get', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-rbac-syncer' })),
     { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
     { verb: 'create', resource: 'events', namespace: 'default' },
+    // The exec guard: read only, by name.
+    ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) =>
+      ['get', 'list', 'watch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource, name: 'outrigger-agent-exec-guard' })),
+    ),
   ],
   'outrigger-cert-manager': [
     { verb: 'create', resource: 'secrets', namespace: ns },
@@ -98,6 +102,12 @@ const FORBIDDEN: readonly Access[] = [
   { verb: 'delete', resource: 'namespaces' },
   { verb: 'create', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
   { verb: 'delete', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'outrigger-injector' },
+  // Nobody but an admin may weaken or remove the exec guard, nor read other policies.
+  ...['update', 'patch', 'delete'].flatMap((verb) =>
+    ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].map((resource) => ({ verb, group: 'admissionregistration.k8s.io', resource, name: 'outrigger-agent-exec-guard' })),
+  ),
+  { verb: 'create', group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' },
+  { verb: 'list', group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' },
   // Wildcards: a `*` verb, resource or group in any rule would allow these.
   { verb: '*', group: '*', resource: '*' },
   { verb: '*', resource: 'pods', namespace: ns },

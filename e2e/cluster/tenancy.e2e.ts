@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { applyFixture, createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE, pods } from './support.ts';
+
+const OPT_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'tenancy' };
+const APP = { name: 'app', image: 'localhost/busybox:local', command: ['sleep', '3600'] };
+
+const boundNamespaces = () => kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={range .subjects[*]}{.namespace}/{.name} {end}']).trim().split(' ');
+
+/** kubectl exec as a ServiceAccount (impersonated): its output, or the error it ended with. */
+function execAs(serviceAccount: string, namespace: string, pod: string, container?: string): string {
+  try {
+    return kubectl(['exec', `--as=system:serviceaccount:${serviceAccount}`, '-n', namespace, pod, ...(container ? ['-c', container] : []), '--', 'echo', 'exec-reached-the-pod']);
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function podJson(name: string, annotations: Record<string, string>, containers: object[], serviceAccountName = 'default'): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, annotations }, spec: { serviceAccountName, containers } });
+}
+
+describe("tenants: an agent's reach stops at its own namespace, and only real agents are bound", () => {
+  it('the webhook refuses an opted-in pod that forges its agent, saying why', () => {
+    const ns = createNamespace('forged');
+    const refusal = (name: string, annotations: Record<string, string>, containers: object[]) => {
+      try {
+        kubectl(['create', '-n', ns, '--dry-run=server', '-f', '-'], podJson(name, annotations, containers));
+        return 'created';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    expect(refusal('status-only', { ...OPT_IN, 'xxl-agent/status': '{"profile":"xxl-job"}' }, [APP])).toContain(
+      'annotation xxl-agent/status is set but the pod has no xxl-agent container; only the injector writes it',
+    );
+    expect(refusal('impostor', OPT_IN, [APP, { name: 'xxl-agent', image: 'localhost/busybox:local' }])).toContain(
+      'container xxl-agent has the name of the profile\'s agent but is not it (image "localhost/busybox:local"',
+    );
+    expect(refusal('own-agent', OPT_IN, [APP, { name: 'xxl-agent', image: 'localhost/outrigger/stand-in-agent:local' }])).toContain(
+      'the pod brings its own xxl-agent container; the injector adds the agent',
+    );
+  });
+
+  it("a tenant's agent ServiceAccount execs into its own pods only: kube-system, the install namespace, another tenant and default refuse it", async () => {
+    const tenant = createNamespace('tenant-a');
+    const other = createNamespace('tenant-b');
+    applyFixture('deployment.yaml', tenant);
+    kubectl(['rollout', 'status', 'deployment/billing', '-n', tenant, '--timeout=180s']);
+    await eventually(() => {
+      if (!boundNamespaces().includes(`${tenant}/default`)) throw new Error(`not bound yet: ${boundNamespaces().join(' ')}`);
+    }, 'the tenant ServiceAccount bound');
+    const [own] = pods(tenant, 'app=billing');
+    expect(execAs(`${tenant}:default`, tenant, own?.metadata.name ?? '', 'app')).toContain('exec-reached-the-pod');
+
+    kubectl(['create', '-n', other, '-f', '-'], podJson('victim', {}, [APP]));
+    kubectl(['create', '-n', 'default', '-f', '-'], podJson(`victim-${tenant}`, {}, [APP]));
+    kubectl(['create', '-n', 'kube-system', '-f', '-'], podJson(`victim-${tenant}`, {}, [APP]));
+    const injector = kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', 'app.kubernetes.io/name=outrigger-injector', '-o', 'jsonpath={.items[0].metadata.name}']);
+    const targets: [string, string][] = [[other, 'victim'], ['default', `victim-${tenant}`], ['kube-system', `victim-${tenant}`], [OUTRIGGER_NAMESPACE, injector]];
+    for (const [namespace, pod] of targets) {
+      const out = execAs(`${tenant}:default`, namespace, pod);
+      expect(out, `exec into ${namespace}/${pod}`).toContain('outrigger exec guard:');
+      expect(out).toContain(`reaches only pods of its own namespace ${tenant}; exec into ${namespace}/${pod} is refused`);
+    }
+    // Someone else's exec is not Outrigger's business: an operator with its own cluster-wide grant.
+    kubectl(['create', 'serviceaccount', 'ops', '-n', other]);
+    kubectl(['create', 'clusterrolebinding', `ops-${other}`, '--clusterrole=xxl-agent-exec', `--serviceaccount=${other}:ops`]);
+    try {
+      await eventually(() => {
+        const out = execAs(`${other}:ops`, tenant, own?.metadata.name ?? '', 'app');
+        if (!out.includes('exec-reached-the-pod')) throw new Error(out);
+      }, 'the operator exec');
+    } finally {
+      kubectl(['delete', 'clusterrolebinding', `ops-${other}`]);
+      kubectl(['delete', 'pod', '-n', 'default', `victim-${tenant}`, '--wait=false']);
+      kubectl(['delete', 'pod', '-n', 'kube-system', `victim-${tenant}`, '--wait=false']);
+    }
+  });
+
+  it('a pod opted in by an UPDATE gets a warning, no agent and no binding', async () => {
+    const ns = createNamespace('late');
+    kubectl(['create', 'serviceaccount', 'late', '-n', ns]);
+    kubectl(['create', '-n', ns, '-f', '-'], podJson('late', {}, [APP], 'late'));
+    // --warnings-as-errors: kubectl exits non-zero on the warning (the change itself is applied).
+    const annotate = () => kubectl(['annotate', '-n', ns, 'pod', 'late', '--warnings-as-errors', ...Object.entries(OPT_IN).map(([k, v]) => `${k}=${v}`)]);
+    expect(annotate).toThrow(
+      'outrigger: xxl-agent/enable added after the pod was created: agents are injected only at creation, so this pod gets no agent and no RBAC',
+    );
+    expect(kubectl(['get', 'pod', 'late', '-n', ns, '-o', 'jsonpath={.metadata.annotations.xxl-agent/enable}'])).toBe('true');
+    // The control: a real agent created after the UPDATE is bound, so the syncer has seen both.
+    kubectl(['create', '-n', ns, '-f', '-'], podJson('control', OPT_IN, [APP]));
+    await eventually(() => {
+      if (!boundNamespaces().includes(`${ns}/default`)) throw new Error(`control not bound yet: ${boundNamespaces().join(' ')}`);
+    }, 'the control pod bound');
+    expect(boundNamespaces()).not.toContain(`${ns}/late`);
+    expect(kubectl(['get', 'pod', 'late', '-n', ns, '-o', 'jsonpath={.spec.containers[*].name}'])).toBe('app');
+  });
+});
