@@ -50,6 +50,9 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
       if (!boundNamespaces().includes(`${tenant}/default`)) throw new Error(`not bound yet: ${boundNamespaces().join(' ')}`);
     }, 'the tenant ServiceAccount bound');
     const [own] = pods(tenant, 'app=billing');
+    // kubectl reads the pod before it execs (the agent does not): a reader grant that is not Outrigger's.
+    kubectl(['create', 'clusterrole', `pod-reader-${tenant}`, '--verb=get', '--resource=pods']);
+    kubectl(['create', 'clusterrolebinding', `pod-reader-${tenant}`, `--clusterrole=pod-reader-${tenant}`, `--serviceaccount=${tenant}:default`, `--serviceaccount=${other}:ops`]);
     expect(execAs(`${tenant}:default`, tenant, own?.metadata.name ?? '', 'app')).toContain('exec-reached-the-pod');
 
     kubectl(['create', '-n', other, '-f', '-'], podJson('victim', {}, [APP]));
@@ -71,7 +74,8 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
         if (!out.includes('exec-reached-the-pod')) throw new Error(out);
       }, 'the operator exec');
     } finally {
-      kubectl(['delete', 'clusterrolebinding', `ops-${other}`]);
+      kubectl(['delete', 'clusterrolebinding', `ops-${other}`, `pod-reader-${tenant}`]);
+      kubectl(['delete', 'clusterrole', `pod-reader-${tenant}`]);
       kubectl(['delete', 'pod', '-n', 'default', `victim-${tenant}`, '--wait=false']);
       kubectl(['delete', 'pod', '-n', 'kube-system', `victim-${tenant}`, '--wait=false']);
     }

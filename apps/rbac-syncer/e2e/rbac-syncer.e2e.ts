@@ -119,6 +119,12 @@ describe('rbac-syncer', () => {
     await core.createNamespacedPod({ namespace: 'kube-system', body: { metadata: { name: `victim-${suffix}` }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } });
     targets.push(['kube-system', `victim-${suffix}`]);
     const agent = `system:serviceaccount:${b}:agent`;
+    // kubectl reads the pod before it execs (the agent does not): a reader grant that is not Outrigger's.
+    await rbac.createClusterRole({ body: { metadata: { name: `pod-reader-${suffix}` }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+    const readers = [{ kind: 'ServiceAccount', name: 'agent', namespace: b }, { kind: 'ServiceAccount', name: 'ops', namespace: unlabelled }];
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name: `pod-reader-${suffix}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `pod-reader-${suffix}` }, subjects: readers },
+    });
     await eventually(() => execAs(agent, b, own), (out) => PAST_ADMISSION.test(out), 'the agent past authorization and admission in its own namespace');
     for (const [namespace, pod] of targets) {
       const out = await execAs(agent, namespace, pod);

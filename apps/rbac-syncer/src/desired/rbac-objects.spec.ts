@@ -2,7 +2,9 @@ import { XXL_JOB_PROFILE } from '@outrigger/admission';
 import { describe, expect, it } from 'vitest';
 import { desiredClusterRole, desiredClusterRoleBinding, desiredRoleBindings, MANAGED_BY_LABEL, sameRules } from './rbac-objects.js';
 
-const rbac = XXL_JOB_PROFILE.rbac ?? { clusterRole: 'none', binding: { kind: 'ClusterRoleBinding' as const, name: 'none' }, rules: [] };
+// The reference profile's role with a second rule, so order and per-rule differences are exercised.
+const reference = XXL_JOB_PROFILE.rbac ?? { clusterRole: 'none', binding: { kind: 'ClusterRoleBinding' as const, name: 'none' }, rules: [] };
+const rbac = { ...reference, rules: [...reference.rules, { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }] };
 const sa = (namespace: string, name = 'default') => ({ kind: 'ServiceAccount' as const, namespace, name });
 
 describe('RBAC object builders', () => {

@@ -121,7 +121,7 @@ describe('parseProfiles', () => {
       ['impersonate', { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'] }, `verbs[0]: verb "impersonate" is not allowed: it lets the agent grant or assume permissions, and ${why}`],
     ])('%s', (_name, rule, message) => {
       const text = referenceWith((file) => file.addIn(['profiles', 0, 'rbac', 'rules'], rule));
-      expect(errorFor(text)).toBe(`profiles[0] (xxl-job).rbac.rules[2].${message}`);
+      expect(errorFor(text)).toBe(`profiles[0] (xxl-job).rbac.rules[1].${message}`);
     });
   });
 

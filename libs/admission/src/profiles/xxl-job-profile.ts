@@ -41,7 +41,6 @@ export const XXL_JOB_PROFILE: AgentProfile = {
     binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-exec' },
     rules: [
       { apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
     ],
   },
 };
@@ -91,5 +90,4 @@ profiles:
       binding: { kind: ClusterRoleBinding, name: xxl-agent-exec }
       rules:
         - { apiGroups: [""], resources: [pods/exec], verbs: [create, get] }
-        - { apiGroups: [""], resources: [pods], verbs: [get] }
 `;
