@@ -43,6 +43,7 @@ describe('public API', () => {
       'optInAnnotationKeys',
       'protectedNamespacesFor',
       'agentPresence',
+      'escalationOptOuts',
     ] as const;
     for (const name of names) expect(typeof admission[name]).toBe('function');
     expect(admission.SYSTEM_NAMESPACES).toEqual(['kube-system', 'kube-public', 'kube-node-lease']);

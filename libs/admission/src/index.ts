@@ -65,6 +65,13 @@ export {
   type ProfileParameter,
 } from './profiles/profile-schema.js';
 export { FORBIDDEN_VERBS, type PolicyRule } from './profiles/rbac-rule-schema.js';
+export {
+  ESCALATION_OPT_OUT_FIELD,
+  ESCALATION_RULES,
+  escalationOptOuts,
+  type EscalationName,
+  type EscalationRule,
+} from './profiles/escalation-rules.js';
 export { parseProfiles } from './profiles/parse-profiles.js';
 export { loadProfilesFile, loadProfilesOrDefault } from './profiles/load-profiles-file.js';
 export { profileHash } from './profiles/profile-hash.js';

@@ -11,6 +11,7 @@ import {
   isDnsSubdomain,
   isQualifiedNamePart,
 } from './k8s-names.js';
+import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
 import { policyRuleSchema } from './rbac-rule-schema.js';
 
@@ -131,12 +132,17 @@ const rbacSchema = z
       })
       .optional(),
     rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }),
+    // Entries of ESCALATION_RULES the admin accepts for this profile, by name (see escalation-rules.ts).
+    [ESCALATION_OPT_OUT_FIELD]: z.array(z.enum(ESCALATION_NAMES)).optional(),
   })
-  .transform(({ clusterRole, binding, rules }) => ({
+  .superRefine(refuseEscalations)
+  .transform(({ clusterRole, binding, rules, [ESCALATION_OPT_OUT_FIELD]: accepted }) => ({
     clusterRole,
     // ClusterRoleBinding by default; RoleBinding binds the ClusterRole per namespace instead.
     binding: { kind: binding?.kind ?? 'ClusterRoleBinding', name: binding?.name ?? clusterRole },
     rules,
+    // Only when set, so that a profile without opt-outs parses (and hashes) as before.
+    ...(accepted === undefined ? {} : { [ESCALATION_OPT_OUT_FIELD]: accepted }),
   }));
 
 export const agentProfileSchema = z

@@ -10,7 +10,11 @@ const WHY = 'creating a pod must never grant more than an admin opted into';
 
 const nonEmptyList = z.array(z.string().min(1, { error: 'must not be empty' })).min(1, { error: 'must list at least one entry' });
 
-/** rbac/v1 PolicyRule limited to what a namespaced agent needs: no wildcards, no escalation. */
+/**
+ * rbac/v1 PolicyRule limited to what a namespaced agent needs: no wildcards, no escalation verbs,
+ * no names in a case Kubernetes never matches. Grants that are escalation in practice are refused
+ * one level up, where the profile's opt-out is known (escalation-rules.ts).
+ */
 export const policyRuleSchema = z
   .strictObject({
     apiGroups: z.array(z.string()).min(1, { error: 'must list at least one API group ("" is the core group)' }),
@@ -26,6 +30,14 @@ export const policyRuleSchema = z
             code: 'custom',
             path: [field, index],
             message: `wildcard ${JSON.stringify(entry)} is not allowed: ${WHY}; list each ${field === 'apiGroups' ? 'API group' : field.slice(0, -1)} explicitly`,
+          });
+        } else if (entry !== entry.toLowerCase()) {
+          // Kubernetes compares these exactly, and API groups, resources and verbs are lowercase:
+          // such an entry grants nothing, so it is a typo (and must not dodge the escalation table).
+          ctx.addIssue({
+            code: 'custom',
+            path: [field, index],
+            message: `${JSON.stringify(entry)} matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write ${JSON.stringify(entry.toLowerCase())}`,
           });
         }
       });
