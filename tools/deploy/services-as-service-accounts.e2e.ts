@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { injectManifests, loadProfilesFile } from '@outrigger/admission';
 import { freePort, servedFingerprint, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,7 +20,8 @@ const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
 const ns = INSTALL_NAMESPACE;
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-deploy-e2e-'));
-const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+// RBAC, and the exec guard the rbac-syncer needs in force before it binds anyone cluster-wide.
+const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 const apps: ManagedProcess[] = [];
 
 function kubectl(args: readonly string[], input?: string): string {
@@ -161,12 +163,14 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     kubectl(['create', 'namespace', team]);
     kubectl(['label', 'namespace', team, 'outrigger.dev/injection=enabled']);
     kubectl(['create', 'serviceaccount', 'agent', '-n', team]);
-    const pod = stringify({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'app', annotations: { 'xxl-agent/enable': 'true' } },
-      spec: { serviceAccountName: 'agent', containers: [{ name: 'app', image: 'busybox' }] },
-    });
+    const annotations = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'e2e' };
+    const plain = stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'app', annotations }, spec: { serviceAccountName: 'agent', containers: [{ name: 'app', image: 'busybox' }] } });
+    // Only a pod that carries the injected agent is bound: inject it offline (the webhook's own code).
+    const profiles = await loadProfilesFile(join(DEPLOY_DIR, 'base/rbac-syncer/profiles.yaml'));
+    if (!profiles.ok) throw new Error(profiles.error);
+    const injected = injectManifests(plain, { profiles: profiles.value, injectorVersion: 'e2e', defaultNamespace: team });
+    if (!injected.ok) throw new Error(injected.error);
+    const pod = injected.value.yaml;
     // The shipped webhook (failurePolicy Fail) now matches this namespace and no injector runs
     // here: the pod is refused rather than created without its agent.
     expect(() => kubectl(['create', '-n', team, '-f', '-'], pod)).toThrow(/failed calling webhook "inject.outrigger.dev"/);
