@@ -72,6 +72,7 @@ export {
   type EscalationName,
   type EscalationRule,
 } from './profiles/escalation-rules.js';
+export { clusterWideRules, GUARDED_POD_SUBRESOURCES, profileWarnings } from './profiles/profile-warnings.js';
 export { parseProfiles } from './profiles/parse-profiles.js';
 export { loadProfilesFile, loadProfilesOrDefault } from './profiles/load-profiles-file.js';
 export { profileHash } from './profiles/profile-hash.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { escalationOptOuts, parseProfiles, XXL_JOB_PROFILE, type AgentProfile } from '@outrigger/admission';
+import { parseProfiles, profileWarnings, XXL_JOB_PROFILE, type AgentProfile } from '@outrigger/admission';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import { watchFiles } from '../tls/file-watch.js';
@@ -71,7 +71,7 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     this.set({ profiles: parsed.value, source: file });
     this.metrics.profileReloads.inc({ result: 'success' });
     this.logger.log(`loaded ${parsed.value.length} profile(s) from ${file}: ${parsed.value.map((p) => p.name).join(', ')}`);
-    parsed.value.flatMap(escalationOptOuts).forEach((line) => this.logger.warn(line));
+    parsed.value.flatMap(profileWarnings).forEach((line) => this.logger.warn(line));
     return undefined;
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { escalationOptOuts, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, loadProfilesOrDefault, protectedNamespacesFor, type AgentProfile } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, loadProfilesOrDefault, profileWarnings, protectedNamespacesFor, type AgentProfile } from '@outrigger/admission';
 import {
   describePermission,
   EventRecorder,
@@ -67,7 +67,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     if (!loaded.ok) throw new Error(`PROFILES_FILE: ${loaded.error}`);
     this.profiles = loaded.value.filter((p) => p.rbac);
     this.logger.log(`profiles with RBAC: ${this.profiles.map((p) => `${p.name} → ${p.rbac?.binding.kind} ${p.rbac?.binding.name}`).join(', ') || 'none'}`);
-    this.profiles.flatMap(escalationOptOuts).forEach((line) => this.logger.warn(line));
+    this.profiles.flatMap(profileWarnings).forEach((line) => this.logger.warn(line));
 
     this.kc = loadKubeClient(this.config.kubeconfig);
     const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
