@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConsoleLogger, type INestApplication, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { loggingOptions } from './logging.js';
 
 export interface ServiceOptions {
   readonly name: string;
@@ -17,6 +18,7 @@ export interface ServiceOptions {
 
 /** Creates, configures and starts a service the same way for all three apps. */
 export async function startService(module: Type<unknown>, options: ServiceOptions): Promise<NestFastifyApplication> {
+  const logging = loggingOptions();
   const adapter =
     options.adapter ??
     new FastifyAdapter({
@@ -26,7 +28,7 @@ export async function startService(module: Type<unknown>, options: ServiceOption
     });
   const app = await NestFactory.create<NestFastifyApplication>(module, adapter, {
     bodyParser: options.bodyParser ?? true,
-    logger: new ConsoleLogger(options.name, { json: process.env.LOG_FORMAT !== 'text', logLevels: logLevels() }),
+    logger: new ConsoleLogger(options.name, { json: logging.json, logLevels: logging.levels }),
   });
   // SIGTERM from the kubelet: stop accepting, finish in-flight requests, run onModuleDestroy hooks.
   app.enableShutdownHooks();
@@ -34,8 +36,17 @@ export async function startService(module: Type<unknown>, options: ServiceOption
   return app;
 }
 
-function logLevels(): ('log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal')[] {
-  return process.env.LOG_LEVEL === 'debug' ? ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] : ['fatal', 'error', 'warn', 'log'];
+/**
+ * Runs a service's main: a startup failure (bad configuration, unreadable certificate, missing
+ * permissions) ends the process with status 1 and one line naming what is wrong, not a stack trace.
+ */
+export async function runService(name: string, main: () => Promise<unknown>): Promise<void> {
+  try {
+    await main();
+  } catch (error) {
+    process.stderr.write(`${name}: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
 }
 
 export type { INestApplication };

@@ -49,6 +49,22 @@ describe('certManagerConfig', () => {
     expect(() => load({ LEAF_LIFETIME: '30s', CA_LIFETIME: '90s' })).toThrow(/CA_LIFETIME: must be at least 180s[\s\S]*LEAF_LIFETIME/);
   });
 
+  it('names the environment variables, not internal fields, for every rotation problem', () => {
+    const error = () => load({ KEY_BITS: '1024', SERVICE_NAME: 'Injector', CLUSTER_DOMAIN: 'bad_domain', EXTRA_DNS_NAMES: 'ok.example, -bad', EXTRA_IP_ADDRESSES: '10.0.0.300', LEAF_LIFETIME: '400d' });
+    expect(error).toThrow(
+      [
+        'invalid configuration:',
+        '  SERVICE_NAME: "Injector" is not a DNS label',
+        '  CLUSTER_DOMAIN: "bad_domain" is not a DNS name',
+        '  EXTRA_DNS_NAMES: "-bad" is not a DNS name',
+        '  EXTRA_IP_ADDRESSES: "10.0.0.300" is not an IP address',
+        '  LEAF_LIFETIME: must not exceed the CA lifetime (34560000s > 31536000s)',
+        '  KEY_BITS: must be an integer of at least 2048 (got 1024)',
+      ].join('\n'),
+    );
+    expect(error).not.toThrow(/keyBits|serviceName|leafLifetimeMs/);
+  });
+
   it('requires the install namespace', () => {
     process.env = { ...saved };
     delete process.env.POD_NAMESPACE;

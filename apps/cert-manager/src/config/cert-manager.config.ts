@@ -3,7 +3,7 @@ import type { WebhookClientTarget } from '@outrigger/admission';
 import { BACKDATE_MS } from '@outrigger/pki';
 import { envField, parseEnv } from '@outrigger/service';
 import { z } from 'zod';
-import { resolveRotationConfig } from '../rotation/index.js';
+import { rotationConfigProblems, withRotationDefaults, type RotationConfig } from '../rotation/index.js';
 import { parseDuration } from './duration.js';
 
 const MINUTE = 60_000;
@@ -62,9 +62,23 @@ const schema = z.object({
   READY_MIN_VALIDITY: duration(),
 });
 
+/** Where each rotation setting comes from, so a problem names the variable an operator sets. */
+const ROTATION_ENV: Partial<Record<keyof RotationConfig, string>> = {
+  serviceName: 'SERVICE_NAME',
+  namespace: 'POD_NAMESPACE',
+  clusterDomain: 'CLUSTER_DOMAIN',
+  extraDnsNames: 'EXTRA_DNS_NAMES',
+  ipAddresses: 'EXTRA_IP_ADDRESSES',
+  caLifetimeMs: 'CA_LIFETIME',
+  leafLifetimeMs: 'LEAF_LIFETIME',
+  keyBits: 'KEY_BITS',
+  settleMs: 'SETTLE',
+  recheckMs: 'RECHECK',
+};
+
 export const certManagerConfig = registerAs('certManager', () => {
   const env = parseEnv(schema);
-  const rotation = resolveRotationConfig({
+  const rotation = withRotationDefaults({
     serviceName: env.SERVICE_NAME,
     namespace: env.POD_NAMESPACE,
     clusterDomain: env.CLUSTER_DOMAIN,
@@ -80,9 +94,11 @@ export const certManagerConfig = registerAs('certManager', () => {
   // this short would be renewed as soon as it is issued, on every run.
   const minLifetimeMs = (BACKDATE_MS * rotation.renewBeforeFraction) / (1 - rotation.renewBeforeFraction) + MINUTE / 2;
   const short = (['CA_LIFETIME', 'LEAF_LIFETIME'] as const).filter((k) => (k === 'CA_LIFETIME' ? rotation.caLifetimeMs : rotation.leafLifetimeMs) < minLifetimeMs);
-  if (short.length > 0) {
-    throw new Error(`invalid configuration:\n${short.map((k) => `  ${k}: must be at least ${Math.ceil(minLifetimeMs / 1000)}s (certificates are back-dated ${BACKDATE_MS / 1000}s)`).join('\n')}`);
-  }
+  const problems = [
+    ...short.map((k) => `  ${k}: must be at least ${Math.ceil(minLifetimeMs / 1000)}s (certificates are back-dated ${BACKDATE_MS / 1000}s)`),
+    ...rotationConfigProblems(rotation).map((p) => `  ${ROTATION_ENV[p.field] ?? p.field}: ${p.message}`),
+  ];
+  if (problems.length > 0) throw new Error(`invalid configuration:\n${problems.join('\n')}`);
   const client: WebhookClientTarget =
     env.WEBHOOK_URL_PORT !== undefined
       ? { mode: 'url', port: env.WEBHOOK_URL_PORT }

@@ -31,8 +31,8 @@ describe('resolveRotationConfig', () => {
         recheckMs: 0,
         settleMs: -1,
       });
-    expect(attempt).toThrow(/serviceName .*; "300\.1\.1\.1" is not an IP address/);
-    for (const fragment of ['extra DNS name', 'recheckMs', 'settleMs', 'must not exceed caLifetimeMs', 'renewBeforeFraction', 'keyBits']) {
+    expect(attempt).toThrow(/serviceName: .*; ipAddresses: "300\.1\.1\.1" is not an IP address/);
+    for (const fragment of ['extraDnsNames: "bad name"', 'recheckMs: ', 'settleMs: ', 'leafLifetimeMs: must not exceed the CA lifetime', 'renewBeforeFraction: ', 'keyBits: ']) {
       expect(attempt).toThrow(fragment);
     }
   });

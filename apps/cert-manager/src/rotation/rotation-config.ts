@@ -58,26 +58,43 @@ const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]+$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_NAME = /^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/;
 
+/** One thing wrong with a rotation configuration: which field, and what. */
+export interface RotationConfigProblem {
+  readonly field: keyof RotationConfig;
+  readonly message: string;
+}
+
 /** Applies the defaults and rejects a configuration the planner cannot work with (all problems at once). */
 export function resolveRotationConfig(input: RotationConfigInput): RotationConfig {
-  const config: RotationConfig = { ...ROTATION_DEFAULTS, ...definedOnly(input), serviceName: input.serviceName, namespace: input.namespace };
-  const problems: string[] = [];
-  if (!DNS_LABEL.test(config.serviceName)) problems.push(`serviceName "${config.serviceName}" is not a DNS label`);
-  if (!DNS_LABEL.test(config.namespace)) problems.push(`namespace "${config.namespace}" is not a DNS label`);
-  if (!DNS_NAME.test(config.clusterDomain)) problems.push(`clusterDomain "${config.clusterDomain}" is not a DNS name`);
-  for (const name of config.extraDnsNames) if (!DNS_NAME.test(name)) problems.push(`extra DNS name "${name}" is not a DNS name`);
-  for (const ip of config.ipAddresses) if (isIP(ip) === 0) problems.push(`"${ip}" is not an IP address`);
-  if (config.caCommonName.trim() === '') problems.push('caCommonName is empty');
-  else if (!PRINTABLE.test(config.caCommonName)) problems.push(`caCommonName "${config.caCommonName}" has characters outside ASN.1 PrintableString (Go rejects such certificates)`);
-  for (const key of ['caLifetimeMs', 'leafLifetimeMs', 'recheckMs'] as const) {
-    if (!(Number.isFinite(config[key]) && config[key] > 0)) problems.push(`${key} must be a positive number of milliseconds`);
-  }
-  if (!(Number.isFinite(config.settleMs) && config.settleMs >= 0)) problems.push('settleMs must be zero or more milliseconds');
-  if (config.leafLifetimeMs > config.caLifetimeMs) problems.push('leafLifetimeMs must not exceed caLifetimeMs');
-  if (!(config.renewBeforeFraction > 0 && config.renewBeforeFraction < 1)) problems.push('renewBeforeFraction must lie strictly between 0 and 1');
-  if (!(Number.isInteger(config.keyBits) && config.keyBits >= 2048)) problems.push('keyBits must be an integer of at least 2048');
-  if (problems.length > 0) throw new Error(`invalid rotation config: ${problems.join('; ')}`);
+  const config = withRotationDefaults(input);
+  const problems = rotationConfigProblems(config);
+  if (problems.length > 0) throw new Error(`invalid rotation config: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
   return config;
+}
+
+export function withRotationDefaults(input: RotationConfigInput): RotationConfig {
+  return { ...ROTATION_DEFAULTS, ...definedOnly(input), serviceName: input.serviceName, namespace: input.namespace };
+}
+
+/** Every problem of a configuration, by field, so callers can name their own source of it (an environment variable). */
+export function rotationConfigProblems(config: RotationConfig): RotationConfigProblem[] {
+  const problems: RotationConfigProblem[] = [];
+  const problem = (field: keyof RotationConfig, message: string) => problems.push({ field, message });
+  if (!DNS_LABEL.test(config.serviceName)) problem('serviceName', `"${config.serviceName}" is not a DNS label`);
+  if (!DNS_LABEL.test(config.namespace)) problem('namespace', `"${config.namespace}" is not a DNS label`);
+  if (!DNS_NAME.test(config.clusterDomain)) problem('clusterDomain', `"${config.clusterDomain}" is not a DNS name`);
+  for (const name of config.extraDnsNames) if (!DNS_NAME.test(name)) problem('extraDnsNames', `"${name}" is not a DNS name`);
+  for (const ip of config.ipAddresses) if (isIP(ip) === 0) problem('ipAddresses', `"${ip}" is not an IP address`);
+  if (config.caCommonName.trim() === '') problem('caCommonName', 'is empty');
+  else if (!PRINTABLE.test(config.caCommonName)) problem('caCommonName', `"${config.caCommonName}" has characters outside ASN.1 PrintableString (Go rejects such certificates)`);
+  for (const key of ['caLifetimeMs', 'leafLifetimeMs', 'recheckMs'] as const) {
+    if (!(Number.isFinite(config[key]) && config[key] > 0)) problem(key, 'must be a positive duration');
+  }
+  if (!(Number.isFinite(config.settleMs) && config.settleMs >= 0)) problem('settleMs', 'must be zero or a positive duration');
+  if (config.leafLifetimeMs > config.caLifetimeMs) problem('leafLifetimeMs', `must not exceed the CA lifetime (${config.leafLifetimeMs / 1000}s > ${config.caLifetimeMs / 1000}s)`);
+  if (!(config.renewBeforeFraction > 0 && config.renewBeforeFraction < 1)) problem('renewBeforeFraction', 'must lie strictly between 0 and 1');
+  if (!(Number.isInteger(config.keyBits) && config.keyBits >= 2048)) problem('keyBits', `must be an integer of at least 2048 (got ${config.keyBits})`);
+  return problems;
 }
 
 /** `svc`, `svc.ns`, `svc.ns.svc`, `svc.ns.svc.<clusterDomain>`, then the extra names; no duplicates. */

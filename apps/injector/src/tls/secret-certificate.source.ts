@@ -36,7 +36,7 @@ export class SecretCertificateSource implements OnApplicationBootstrap, OnModule
     const secret = this.config.tls.secret;
     if (!secret) return;
     const source = `Secret ${secret.namespace}/${secret.name}`;
-    const offer = (pair: SecretPair) => this.watcher.offer({ source, ...pair });
+    const offer = (pair: SecretPair) => this.watcher.offer({ source, ...pair, certFrom: `${source} tls.crt`, keyFrom: `${source} tls.key` });
     this.reflector = new Reflector(loadKubeClient(this.config.kubeconfig), {
       path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: secret.namespace }),
       fieldSelector: `metadata.name=${secret.name}`,
