@@ -141,7 +141,7 @@ describe('deploy/ kustomizations', () => {
     expect(images('overlays/prod')).toEqual(['ghcr.io/outrigger/cert-manager:0.1.0', 'ghcr.io/outrigger/injector:0.1.0', 'ghcr.io/outrigger/rbac-syncer:0.1.0']);
   });
 
-  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity, network policies and mutual TLS', () => {
+  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity and network policies, with no API server flags needed', () => {
     for (const d of deployments('overlays/dev')) {
       expect(d.spec.replicas).toBe(1);
       expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: 'LOG_LEVEL', value: 'debug' });
@@ -153,8 +153,18 @@ describe('deploy/ kustomizations', () => {
     }
     expect(objects('overlays/prod').filter((o) => o.kind === 'NetworkPolicy').length).toBeGreaterThan(0);
     const injector = find('overlays/prod', 'Deployment', 'outrigger-injector') as any;
+    expect(injector.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('CLIENT_CA_FILE');
+  });
+
+  it('prod-mtls is prod plus mutual TLS on the injector, nothing else', () => {
+    const injector = find('overlays/prod-mtls', 'Deployment', 'outrigger-injector') as any;
     expect(injector.spec.template.spec.containers[0].env).toContainEqual({ name: 'CLIENT_CA_FILE', value: '/etc/outrigger/client-ca/ca.crt' });
     expect(injector.spec.template.spec.volumes).toContainEqual({ name: 'client-ca', secret: { secretName: 'outrigger-injector-client-ca', optional: false } });
+    const key = (o: any) => `${o.kind}/${o.metadata.name}`;
+    const prod = new Map(objects('overlays/prod').map((o) => [key(o), JSON.stringify(o)]));
+    const mtls = objects('overlays/prod-mtls');
+    expect(mtls.map(key).sort()).toEqual([...prod.keys()].sort());
+    expect(mtls.filter((o) => prod.get(key(o)) !== JSON.stringify(o)).map(key)).toEqual(['Deployment/outrigger-injector']);
   });
 
   it('local: the reference profile differs from the shipped one only in the stand-in image, and the native one only where it must', () => {
