@@ -133,11 +133,22 @@ describe('injector registered with a real kube-apiserver', () => {
     expect(created.spec?.containers.map((c) => c.name)).toEqual(['app']);
   });
 
-  it('is idempotent: a pod that already carries the agent gets no second one', async () => {
+  it('is idempotent: a pod that already carries the injected agent (a copied spec) gets no second one', async () => {
     const namespace = await createTestNamespace(kc, 'twice', enabled);
-    const withAgent = pod(optedIn, 'already');
+    const first = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'first') });
+    // As `kubectl get pod -o yaml` and re-create would: the token volume is added again by the API server.
+    const containers = (first.spec?.containers ?? []).map(({ volumeMounts: _mounts, ...container }) => container);
+    const copy: V1Pod = { metadata: { name: 'copy', annotations: first.metadata?.annotations }, spec: { containers } };
+    const created = await core.createNamespacedPod({ namespace, body: copy });
+    expect(created.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
+  });
+
+  it('refuses an opted-in pod that brings its own container with the agent name, saying why', async () => {
+    const namespace = await createTestNamespace(kc, 'impostor', enabled);
+    const withAgent = pod(optedIn, 'impostor');
     withAgent.spec?.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
-    const created = await core.createNamespacedPod({ namespace, body: withAgent });
-    expect(created.spec?.containers.map((c) => `${c.name}=${c.image}`)).toEqual(['app=registry.example/app:1.0', 'xxl-agent=registry.example/custom-agent:2']);
+    await expect(core.createNamespacedPod({ namespace, body: withAgent })).rejects.toThrow(
+      /container xxl-agent has the name of the profile's agent but is not it \(image .*registry\.example\/custom-agent:2.* in containers; the agent is ghcr\.io\/outrigger\/xxl-agent:1\.0\.0 in containers\); rename the container/,
+    );
   });
 });
