@@ -73,10 +73,20 @@ export {
   type EscalationRule,
 } from './profiles/escalation-rules.js';
 export { clusterWideRules, GUARDED_POD_SUBRESOURCES, profileWarnings } from './profiles/profile-warnings.js';
-export { parseProfiles } from './profiles/parse-profiles.js';
-export { loadProfilesFile, loadProfilesOrDefault } from './profiles/load-profiles-file.js';
+export { convertProfilesFile, parseProfiles } from './profiles/parse-profiles.js';
+export { loadProfilesFile } from './profiles/load-profiles-file.js';
+export {
+  AGENT_PROFILE_API_VERSION,
+  AGENT_PROFILE_KIND,
+  agentProfileEntry,
+  agentProfileObject,
+  parseAgentProfile,
+  profileConflicts,
+  type AgentProfileEntry,
+} from './profiles/agent-profile-object.js';
+export { resolveProfiles, type ProfileInForce, type ProfileSet, type ProfileVerdict } from './profiles/profile-set.js';
 export { profileHash } from './profiles/profile-hash.js';
-export { XXL_JOB_PROFILE, XXL_JOB_PROFILE_YAML } from './profiles/xxl-job-profile.js';
+export { REFERENCE_PROFILE_FILE, referenceProfile } from './profiles/reference-profile.js';
 
 // Sidecar injection
 export {

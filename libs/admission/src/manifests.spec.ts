@@ -4,7 +4,9 @@ import { isJsonObject, type JsonObject } from './json.js';
 import { injectManifests, type InjectManifestsOptions } from './manifests.js';
 import { parseProfiles } from './profiles/parse-profiles.js';
 import { profileHash } from './profiles/profile-hash.js';
-import { XXL_JOB_PROFILE } from './profiles/xxl-job-profile.js';
+import { referenceProfile } from './profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 import { loadTextFixture } from './testing/fixtures.js';
 import { arrayAt, objectAt } from './testing/pods.js';
 

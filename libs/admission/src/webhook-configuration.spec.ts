@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor, SYSTEM_NAMESPACES } from './constants.js';
-import { XXL_JOB_PROFILE } from './profiles/xxl-job-profile.js';
+import { referenceProfile } from './profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 import { optInAnnotationKeys } from './sidecar/requested-profiles.js';
 import {
   buildMutatingWebhookConfiguration,

@@ -4,21 +4,23 @@ import { loadTextFixture } from '../testing/fixtures.js';
 import { ESCALATION_RULES, escalationOptOuts, type EscalationName } from './escalation-rules.js';
 import { parseProfiles } from './parse-profiles.js';
 import type { AgentProfile } from './profile-schema.js';
-import { XXL_JOB_PROFILE, XXL_JOB_PROFILE_YAML } from './xxl-job-profile.js';
+import { referenceProfile } from './reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
 
 /** A profiles file with one profile whose rbac has `rules` (and `extra` fields such as the opt-out). */
 function profileWith(rules: Rule[], extra: Record<string, unknown> = {}, binding: Record<string, unknown> = { kind: 'RoleBinding' }): string {
   return YAML.stringify({
-    profiles: [
-      {
-        name: 'agent',
-        annotationPrefix: 'agent.example.com/',
-        container: { name: 'agent', image: 'registry.example.com/agent:1.0.0' },
-        rbac: { clusterRole: 'agent-role', binding, rules, ...extra },
-      },
-    ],
+    apiVersion: 'outrigger.dev/v1alpha1',
+    kind: 'AgentProfile',
+    metadata: { name: 'agent' },
+    spec: {
+      annotationPrefix: 'agent.example.com/',
+      container: { name: 'agent', image: 'registry.example.com/agent:1.0.0' },
+      rbac: { clusterRole: 'agent-role', binding, rules, ...extra },
+    },
   });
 }
 
@@ -44,7 +46,7 @@ function reasonOf(name: EscalationName): string {
 
 function refusal(at: string, combination: string, name: EscalationName): string {
   return (
-    `profiles[0] (agent).rbac.${at}: ${combination} is escalation in practice (${name}): ${reasonOf(name)}; ` +
+    `AgentProfile agent: spec.rbac.${at}: ${combination} is escalation in practice (${name}): ${reasonOf(name)}; ` +
     `if the agent truly needs it, accept it by name with rbac.dangerouslyAllowEscalation: [${name}]`
   );
 }
@@ -175,12 +177,12 @@ describe('profiles refuse RBAC that is escalation in practice', () => {
 
   it('refuses a name in a case Kubernetes never matches, and still sees the escalation behind it', () => {
     expect(errorLines(profileWith([{ apiGroups: [''], resources: ['Secrets'], verbs: ['GET'] }]))).toEqual([
-      'profiles[0] (agent).rbac.rules[0].resources[0]: "Secrets" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "secrets"',
-      'profiles[0] (agent).rbac.rules[0].verbs[0]: "GET" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "get"',
+      'AgentProfile agent: spec.rbac.rules[0].resources[0]: "Secrets" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "secrets"',
+      'AgentProfile agent: spec.rbac.rules[0].verbs[0]: "GET" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "get"',
       refusal('rules[0].verbs[0]', '"GET" on "Secrets" (core group "")', 'secrets-read'),
     ]);
     expect(errorLines(profileWith([{ apiGroups: ['Apps'], resources: ['deployments'], verbs: ['get'] }]))).toEqual([
-      'profiles[0] (agent).rbac.rules[0].apiGroups[0]: "Apps" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "apps"',
+      'AgentProfile agent: spec.rbac.rules[0].apiGroups[0]: "Apps" matches nothing: Kubernetes compares RBAC names exactly and they are lowercase; write "apps"',
     ]);
   });
 
@@ -219,12 +221,12 @@ describe('rbac.dangerouslyAllowEscalation', () => {
 
   it('refuses a name that is not in the table', () => {
     const lines = errorLines(profileWith(secretsAndPods, { dangerouslyAllowEscalation: ['secrets-read', 'everything'] }));
-    expect(lines[0]).toMatch(/^profiles\[0\] \(agent\)\.rbac\.dangerouslyAllowEscalation\[1\]: Invalid option: expected one of "secrets-read"\|"token-request"\|/);
+    expect(lines[0]).toMatch(/^AgentProfile agent: spec\.rbac\.dangerouslyAllowEscalation\[1\]: Invalid option: expected one of "secrets-read"\|"token-request"\|/);
   });
 
   it('refuses a name that no rule needs, so it cannot cover a rule added later', () => {
     expect(errorLines(profileWith([secretsAndPods[0] as Rule], { dangerouslyAllowEscalation: ['secrets-read', 'node-proxy'] }))).toEqual([
-      'profiles[0] (agent).rbac.dangerouslyAllowEscalation[1]: "node-proxy" is accepted but no rule needs it: remove it, so that it cannot cover a rule added later',
+      'AgentProfile agent: spec.rbac.dangerouslyAllowEscalation[1]: "node-proxy" is accepted but no rule needs it: remove it, so that it cannot cover a rule added later',
     ]);
   });
 
@@ -239,12 +241,12 @@ describe('rbac.dangerouslyAllowEscalation', () => {
 
   it('refuses the same profile without the opt-out, naming the path, the combination, the reason and the way out', () => {
     const file = YAML.parseDocument(loadTextFixture('profiles/escalation-accepted.yaml'));
-    file.deleteIn(['profiles', 0, 'rbac', 'dangerouslyAllowEscalation']);
+    file.deleteIn(['spec', 'rbac', 'dangerouslyAllowEscalation']);
     expect(parseProfiles(file.toString())).toStrictEqual({
       ok: false,
       error: [
-        `profiles[0] (ci-runner).rbac.rules[1].verbs[0]: "create" on "pods" (core group "") is escalation in practice (workload-creation): ${reasonOf('workload-creation')}; if the agent truly needs it, accept it by name with rbac.dangerouslyAllowEscalation: [workload-creation]`,
-        `profiles[0] (ci-runner).rbac.rules[2].verbs[0]: "get" on "secrets" (core group "") is escalation in practice (secrets-read): ${reasonOf('secrets-read')}; if the agent truly needs it, accept it by name with rbac.dangerouslyAllowEscalation: [secrets-read]`,
+        `AgentProfile ci-runner: spec.rbac.rules[1].verbs[0]: "create" on "pods" (core group "") is escalation in practice (workload-creation): ${reasonOf('workload-creation')}; if the agent truly needs it, accept it by name with rbac.dangerouslyAllowEscalation: [workload-creation]`,
+        `AgentProfile ci-runner: spec.rbac.rules[2].verbs[0]: "get" on "secrets" (core group "") is escalation in practice (secrets-read): ${reasonOf('secrets-read')}; if the agent truly needs it, accept it by name with rbac.dangerouslyAllowEscalation: [secrets-read]`,
       ].join('\n'),
     });
   });
@@ -257,7 +259,6 @@ describe('rbac.dangerouslyAllowEscalation', () => {
   });
 
   it('is not needed by the reference profile, which loads as before', () => {
-    expect(parseProfiles(XXL_JOB_PROFILE_YAML)).toStrictEqual({ ok: true, value: [XXL_JOB_PROFILE] });
     expect(escalationOptOuts(XXL_JOB_PROFILE)).toEqual([]);
     const both = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
     expect(both.ok && both.value.flatMap(escalationOptOuts)).toEqual([]);

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadProfilesFile, loadProfilesOrDefault } from './load-profiles-file.js';
-import { XXL_JOB_PROFILE } from './xxl-job-profile.js';
+import { loadProfilesFile } from './load-profiles-file.js';
 
 const twoProfiles = fileURLToPath(new URL('../../fixtures/profiles/two-profiles.yaml', import.meta.url));
 
@@ -22,23 +21,11 @@ describe('loadProfilesFile', () => {
 
   it('prefixes every parse error with the file path', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'outrigger-profiles-')), 'profiles.yaml');
-    writeFileSync(path, 'profiles:\n  - name: Bad\n');
+    writeFileSync(path, 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: Bad }\nspec: {}\n');
     const result = await loadProfilesFile(path);
     expect(result.ok).toBe(false);
     if (!result.ok) {
-      for (const line of result.error.split('\n')) expect(line.startsWith(`${path}: profiles[0] (Bad).`)).toBe(true);
+      for (const line of result.error.split('\n')) expect(line.startsWith(`${path}: AgentProfile Bad: `)).toBe(true);
     }
-  });
-});
-
-describe('loadProfilesOrDefault', () => {
-  it('falls back to the reference profile when no file is configured', async () => {
-    expect(await loadProfilesOrDefault(undefined)).toEqual({ ok: true, value: [XXL_JOB_PROFILE] });
-    expect(await loadProfilesOrDefault('')).toEqual({ ok: true, value: [XXL_JOB_PROFILE] });
-  });
-
-  it('reads the file when one is configured', async () => {
-    const result = await loadProfilesOrDefault(twoProfiles);
-    expect(result.ok && result.value).toHaveLength(2);
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { clusterWideRules, profileWarnings } from './profile-warnings.js';
-import { XXL_JOB_PROFILE } from './xxl-job-profile.js';
+import { referenceProfile } from './reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const withRules = (kind: 'ClusterRoleBinding' | 'RoleBinding', rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[]) => ({
   ...XXL_JOB_PROFILE,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { XXL_JOB_PROFILE } from '../profiles/xxl-job-profile.js';
+import { referenceProfile } from '../profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 import { parameterEnv } from './parameter-values.js';
 
 function annotations(values: Record<string, string>) {

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from '../admission-types.js';
 import { applyPatchCopy, decodePatch, type PatchOperation } from '../patch.js';
-import { XXL_JOB_PROFILE } from '../profiles/xxl-job-profile.js';
+import { referenceProfile } from '../profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 import { reviewResponse, type ReviewOutcome } from '../review-response.js';
 import { podArbitrary, podCreateReview, type GeneratedPod } from '../testing/arbitraries.js';
 import { sidecarExtension } from './sidecar-extension.js';

@@ -6,7 +6,9 @@ import { applyPatchCopy, decodePatch, type PatchOperation } from '../patch.js';
 import { parseProfiles } from '../profiles/parse-profiles.js';
 import { profileHash } from '../profiles/profile-hash.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
-import { XXL_JOB_PROFILE } from '../profiles/xxl-job-profile.js';
+import { referenceProfile } from '../profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 import { reviewResponse, type ReviewOutcome } from '../review-response.js';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from '../testing/fixtures.js';
 import { arrayAt, inflatePod, objectAt } from '../testing/pods.js';

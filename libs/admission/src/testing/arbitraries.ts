@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import type { AdmissionApiVersion, AdmissionReview } from '../admission-types.js';
 import type { JsonObject, JsonValue } from '../json.js';
-import { XXL_JOB_PROFILE } from '../profiles/xxl-job-profile.js';
+import { referenceProfile } from '../profiles/reference-profile.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 /** Test-only fast-check generators for realistic raw pods and reviews around them. */
 
