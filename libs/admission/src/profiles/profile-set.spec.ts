@@ -14,10 +14,11 @@ function entry(name: string, generation: number, profile: AgentProfileEntry['pro
 describe('resolveProfiles', () => {
   it('puts every valid profile in force, with its generation', () => {
     const set = resolveProfiles([entry('xxl-job', 3, ok(XXL)), entry('other', 1, ok(OTHER))], []);
-    expect(set.inForce).toEqual([{ profile: XXL, generation: 3 }, { profile: OTHER, generation: 1 }]);
+    // Same age: ordered by name.
+    expect(set.inForce).toEqual([{ profile: OTHER, generation: 1 }, { profile: XXL, generation: 3 }]);
     expect(set.verdicts.map((v) => [v.name, v.accepted, v.reason, v.inForceGeneration])).toEqual([
-      ['xxl-job', true, 'Valid', 3],
       ['other', true, 'Valid', 1],
+      ['xxl-job', true, 'Valid', 3],
     ]);
   });
 
