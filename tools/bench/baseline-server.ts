@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, reviewResponse, sidecarExtension, XXL_JOB_PROFILE } from '@outrigger/admission';
+import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, referenceProfile, reviewResponse, sidecarExtension } from '@outrigger/admission';
 
 /**
  * The least a webhook can do per request: raw node:https, parse, the same sidecar extension as the
@@ -9,7 +9,7 @@ import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, reviewResp
  */
 export function startBaseline(port: number, cert: string, key: string): Promise<Server> {
   const version = (JSON.parse(readFileSync(new URL('../../apps/injector/package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  const extensions = [sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: version, protectedNamespaces: protectedNamespacesFor('outrigger-system') })];
+  const extensions = [sidecarExtension({ profiles: [referenceProfile()], injectorVersion: version, protectedNamespaces: protectedNamespacesFor('outrigger-system') })];
   const server = createServer({ cert, key }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -93,6 +93,7 @@ async function startServers(): Promise<Servers> {
   const injector = await startApp('injector', {
     env: {
       PORT: String(injectorPort),
+      PROFILES_FILE: REFERENCE_PROFILE_FILE,
       TLS_CERT_FILE: join(dir, 'tls.crt'),
       TLS_KEY_FILE: join(dir, 'tls.key'),
       POD_NAMESPACE: 'outrigger-system',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { freePort, kubeConfigFrom, startApp, startControlPlane } from '@outrigger/control-plane';
 import { deployedNodeOptions } from '../deploy/render.js';
 
@@ -64,7 +64,7 @@ try {
     const port = await freePort();
     const started = Date.now();
     const syncer = await startApp('rbac-syncer', {
-      env: { KUBECONFIG: cp.kubeconfigPath, PORT: String(port), POD_NAMESPACE: 'outrigger-system', NODE_OPTIONS: nodeOptions },
+      env: { KUBECONFIG: cp.kubeconfigPath, PROFILES_FILE: REFERENCE_PROFILE_FILE, PORT: String(port), POD_NAMESPACE: 'outrigger-system', NODE_OPTIONS: nodeOptions },
       readyUrl: `http://127.0.0.1:${port}/readyz`,
       logFile: join(mkdtempSync(join(tmpdir(), 'rbac-bench-')), 'rbac-syncer.log'),
       timeoutMs: 120_000,

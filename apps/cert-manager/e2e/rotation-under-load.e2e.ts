@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +128,7 @@ describe('rotation under load: injector behind the managed webhook', () => {
       await startApp('injector', {
         env: {
           PORT: String(port),
+          PROFILES_FILE: REFERENCE_PROFILE_FILE,
           TLS_CERT_FILE: join(dir, 'tls.crt'),
           TLS_KEY_FILE: join(dir, 'tls.key'),
           TLS_SECRET: 'outrigger-injector-tls',

@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { XXL_JOB_PROFILE_YAML } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,7 +64,7 @@ const serialOf = (pem: string) => new X509Certificate(pem).serialNumber;
 
 beforeAll(async () => {
   writePair(leaf());
-  replace('profiles.yaml', XXL_JOB_PROFILE_YAML);
+  replace('profiles.yaml', readFileSync(REFERENCE_PROFILE_FILE, 'utf8'));
   port = await freePort();
   injector = await startApp('injector', {
     env: {
@@ -101,7 +101,7 @@ describe('hot reload', () => {
     await eventually(() => fetchText('/readyz'), (b) => names(b).includes('","'), 'two profiles to be loaded');
     const loaded = names(await fetchText('/readyz'));
 
-    replace('profiles.yaml', 'profiles:\n  - name: Not A Valid Name\n');
+    replace('profiles.yaml', 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: Not A Valid Name }\nspec: {}\n');
     await eventually(() => fetchText('/metrics'), (m) => /profile_reloads_total\{result="failure"/.test(m), 'the bad file to be refused');
     expect(names(await fetchText('/readyz'))).toBe(loaded);
   });

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startApp } from '@outrigger/control-plane';
@@ -19,7 +20,7 @@ mkdirSync(join(dir, 'a-directory'));
 async function startupError(name: string, env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const logFile = join(dir, `${name}.log`);
-  await expect(startApp('injector', { env: { PORT: String(port), TLS_CERT_FILE: cert, TLS_KEY_FILE: key, ...env }, readyUrl: `https://127.0.0.1:${port}/readyz`, ca: ca.cert, logFile })).rejects.toThrow(
+  await expect(startApp('injector', { env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: cert, TLS_KEY_FILE: key, ...env }, readyUrl: `https://127.0.0.1:${port}/readyz`, ca: ca.cert, logFile })).rejects.toThrow(
     /exited during startup/,
   );
   return readFileSync(logFile, 'utf8');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { issueCertificate } from '@outrigger/pki';
@@ -48,7 +48,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'tls.key'), leaf.key);
   const port = await freePort();
   injector = await startApp('injector', {
-    env: { PORT: String(port), TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
+    env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
     readyUrl: `https://127.0.0.1:${port}/readyz`,
     ca: ca.cert,
     logFile: join(dir, 'injector.log'),

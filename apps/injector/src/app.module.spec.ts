@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionService } from './admission/admission.service.js';
@@ -23,6 +24,7 @@ describe('AppModule', () => {
     writeFileSync(join(dir, 'tls.key'), leaf.key);
     process.env.TLS_CERT_FILE = join(dir, 'tls.crt');
     process.env.TLS_KEY_FILE = join(dir, 'tls.key');
+    process.env.PROFILES_FILE = REFERENCE_PROFILE_FILE;
     app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter({ https: { cert: leaf.cert, key: leaf.key } }), { logger: false });
     await app.init();
   });
@@ -30,7 +32,7 @@ describe('AppModule', () => {
   afterAll(() => app?.close());
 
   it('resolves its providers and injects a reference pod', () => {
-    expect(app.get(ProfilesService).current().profiles.map((p) => p.name)).toEqual(['xxl-job']);
+    expect(app.get(ProfilesService).current()?.profiles.map((p) => p.name)).toEqual(['xxl-job']);
     expect(app.get(CertificateWatcher).status()?.notAfter).toBeInstanceOf(Date);
     const body = readFileSync(new URL('../../../libs/admission/fixtures/reviews/v1-pod-opted-in.json', import.meta.url));
     const result = app.get(AdmissionService).review('application/json', body);

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { injectManifests, loadProfilesOrDefault } from '@outrigger/admission';
+import { injectManifests, loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { INJECTOR_VERSION } from './config/version.js';
 
 const usage = `usage: kube-inject [-f FILE|-] [--profiles FILE] [--namespace NS]
 Reads Kubernetes YAML (Pod, Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicaSet; several
 documents allowed) and writes it to stdout with the agent injected into the opted-in pod templates,
-exactly as the webhook would. Without --profiles, the built-in xxl-job profile is used.`;
+exactly as the webhook would. --profiles takes AgentProfile YAML (e.g. kubectl get agentprofiles -o yaml);
+without it, the reference profile deploy/base/profiles/xxl-job.yaml is used.`;
 
 /** Offline injection (like istioctl kube-inject): the webhook's own code path, on files. */
 async function main(): Promise<number> {
@@ -22,7 +23,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${usage}\n`);
     return 0;
   }
-  const profiles = await loadProfilesOrDefault(values.profiles);
+  const profiles = await loadProfilesFile(values.profiles || REFERENCE_PROFILE_FILE);
   if (!profiles.ok) return fail(`profiles: ${profiles.error}`);
   const input = readFileSync(!values.filename || values.filename === '-' ? 0 : values.filename, 'utf8');
   const result = injectManifests(input, {

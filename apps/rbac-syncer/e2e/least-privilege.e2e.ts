@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bindingSubjects, createPod, eventually, installExecGuard, LABELS, sa } from './support.js';
@@ -50,7 +51,7 @@ describe('rbac-syncer with least privilege', () => {
   async function start(name: string): Promise<ManagedProcess> {
     const port = await freePort();
     const child = await startApp('rbac-syncer', {
-      env: { PORT: String(port), KUBECONFIG: kubeconfigPath, POD_NAMESPACE: NAMESPACE, GRACE_SECONDS: '2', LEASE_DURATION_SECONDS: '3' },
+      env: { PORT: String(port), KUBECONFIG: kubeconfigPath, PROFILES_FILE: REFERENCE_PROFILE_FILE, POD_NAMESPACE: NAMESPACE, GRACE_SECONDS: '2', LEASE_DURATION_SECONDS: '3' },
       readyUrl: `http://127.0.0.1:${port}/readyz`,
       logFile: join(dir, `${name}.log`),
     });

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -22,6 +22,8 @@ import {
   startSyncer,
   writeProfiles,
 } from './support.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 // The built syncer against the shared control plane, with a profile whose ClusterRole and binding
 // names are unique to this run.

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuthorizationV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
-import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPod, deleteAllPods, eventually, LABELS, startSyncer } from './support.js';
+import { createPod, deleteAllPods, eventually, LABELS, startSyncer, writeProfileFile } from './support.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 // A profile that asks for namespace-scoped RoleBindings instead of one ClusterRoleBinding.
 const NAME = `xxl-agent-ns-${randomBytes(3).toString('hex')}`;
@@ -41,9 +42,8 @@ describe('rbac-syncer with a RoleBinding profile', () => {
 
   beforeAll(async () => {
     kc = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
-    const profilesFile = join(dir, 'profiles.yaml');
     const rules = XXL_JOB_PROFILE.rbac?.rules ?? [];
-    writeFileSync(profilesFile, stringify({ profiles: [{ ...XXL_JOB_PROFILE, rbac: { clusterRole: NAME, binding: { kind: 'RoleBinding', name: NAME }, rules } }] }));
+    const profilesFile = writeProfileFile(dir, { ...XXL_JOB_PROFILE, rbac: { clusterRole: NAME, binding: { kind: 'RoleBinding', name: NAME }, rules } });
     const own = await createTestNamespace(kc, 'rbac-sys');
     syncer = await startSyncer({ kubeconfigPath: inject('controlPlane').kubeconfigPath, profilesFile, namespace: own, lease: NAME, port: await freePort(), name: 'rb-syncer', dir });
   });

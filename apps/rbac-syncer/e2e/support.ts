@@ -3,19 +3,26 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ClusterRoleBinding, type V1Pod } from '@kubernetes/client-node';
-import { mutatePod, sidecarExtension, XXL_JOB_PROFILE, type AdmissionContext, type JsonObject } from '@outrigger/admission';
+import { agentProfileObject, mutatePod, sidecarExtension, referenceProfile, type AdmissionContext, type AgentProfile, type JsonObject } from '@outrigger/admission';
 import { startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { applyObject, loadKubeClient, type KubeObject } from '@outrigger/kube';
 import { parseAllDocuments, stringify } from 'yaml';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 export const LABELS = { 'outrigger.dev/injection': 'enabled' };
 
 /** A profiles file with the reference profile, its ClusterRole and binding renamed to `binding`. */
 export function writeProfiles(dir: string, binding: string): string {
   const rules = XXL_JOB_PROFILE.rbac?.rules ?? [];
-  const profile = { ...XXL_JOB_PROFILE, rbac: { rules, clusterRole: binding, binding: { kind: 'ClusterRoleBinding', name: binding } } };
+  const profile: AgentProfile = { ...XXL_JOB_PROFILE, rbac: { rules, clusterRole: binding, binding: { kind: 'ClusterRoleBinding', name: binding } } };
+  return writeProfileFile(dir, profile);
+}
+
+/** A PROFILES_FILE holding `profiles` as AgentProfile documents. */
+export function writeProfileFile(dir: string, ...profiles: AgentProfile[]): string {
   const file = join(dir, 'profiles.yaml');
-  writeFileSync(file, stringify({ profiles: [profile] }));
+  writeFileSync(file, profiles.map((p) => stringify(agentProfileObject(p))).join('---\n'));
   return file;
 }
 

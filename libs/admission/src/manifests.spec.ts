@@ -5,10 +5,10 @@ import { injectManifests, type InjectManifestsOptions } from './manifests.js';
 import { parseProfiles } from './profiles/parse-profiles.js';
 import { profileHash } from './profiles/profile-hash.js';
 import { referenceProfile } from './profiles/reference-profile.js';
-
-const XXL_JOB_PROFILE = referenceProfile();
 import { loadTextFixture } from './testing/fixtures.js';
 import { arrayAt, objectAt } from './testing/pods.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const OPTIONS: InjectManifestsOptions = { profiles: [XXL_JOB_PROFILE], injectorVersion: '0.1.0' };
 const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: '0.1.0' });

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor, SYSTEM_NAMESPACES } from './constants.js';
 import { referenceProfile } from './profiles/reference-profile.js';
-
-const XXL_JOB_PROFILE = referenceProfile();
 import { optInAnnotationKeys } from './sidecar/requested-profiles.js';
 import {
   buildMutatingWebhookConfiguration,
@@ -11,6 +9,8 @@ import {
   optInExpression,
   type MutatingWebhookConfigurationOptions,
 } from './webhook-configuration.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const SERVICE: MutatingWebhookConfigurationOptions = {
   name: 'outrigger-injector',

@@ -88,6 +88,7 @@ export class Reflector<P> {
   };
   private loop: Promise<void> | undefined;
   private stopped = false;
+  private relistRequested = false;
   private current: AbortController | undefined;
   private wake: (() => void) | undefined;
   private deadTimer: NodeJS.Timeout | undefined;
@@ -120,6 +121,18 @@ export class Reflector<P> {
     this.wake?.();
     this.firstSync.reject(new Error(`reflector for ${this.options.path} stopped before its first sync`));
     await this.loop;
+  }
+
+  /**
+   * Lists again from scratch, e.g. because what `project` computes has changed (new configuration);
+   * the differences to the store are delivered as usual. Not an error: no backoff, no restart count.
+   */
+  relist(): void {
+    if (!this.loop || this.stopped) return;
+    this.relistRequested = true;
+    this.clearDeadTimer();
+    this.current?.abort(new Error('relist requested'));
+    this.wake?.();
   }
 
   /** Resolves after the first complete list; rejects if stopped before. */
@@ -155,6 +168,10 @@ export class Reflector<P> {
       } catch (error) {
         this.clearDeadTimer();
         if (this.stopped) break;
+        if (this.relistRequested) {
+          this.relistRequested = false;
+          continue;
+        }
         const info = classifyApiError(error);
         this.state.viewComplete = false;
         this.state.restarts++;
@@ -170,6 +187,7 @@ export class Reflector<P> {
 
   private async listAndWatch(): Promise<void> {
     const { path, labelSelector, fieldSelector } = this.options;
+    this.relistRequested = false;
     this.current = new AbortController();
     this.armDeadTimer(this.current); // a list can hang on a half-open connection too
     const next = new Map<string, P>();

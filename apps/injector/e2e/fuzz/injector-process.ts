@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
@@ -30,7 +31,7 @@ export async function startInjector(pair = servingPair(), extraEnv: Record<strin
   const baseUrl = `https://127.0.0.1:${port}`;
   const logFile = join(dir, 'injector.log');
   const child = await startApp('injector', {
-    env: { PORT: String(port), TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, POD_NAMESPACE: 'outrigger-system', ...extraEnv },
+    env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile, POD_NAMESPACE: 'outrigger-system', ...extraEnv },
     readyUrl: `${baseUrl}/healthz`,
     ca: pair.ca.cert,
     logFile,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   allowedResponse,
+  deniedResponse,
   parseAdmissionReview,
   parseJsonBody,
   protectedNamespacesFor,
@@ -31,7 +32,7 @@ export class AdmissionService {
   constructor(
     @Inject(injectorConfig.KEY) config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
-    profiles: ProfilesService,
+    private readonly profiles: ProfilesService,
   ) {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
     profiles.onChange(({ profiles: current }) => {
@@ -51,6 +52,12 @@ export class AdmissionService {
     const review = parseAdmissionReview(json.value);
     if (!review.ok) return this.invalid(review.error);
 
+    if (!this.profiles.current()) {
+      // Not knowing the profiles, admitting unchanged would silently drop agents: refuse, retryably
+      // (the webhook only sees labelled namespaces; failurePolicy Fail would refuse them too).
+      this.metrics.requests.inc({ outcome: 'unready' });
+      return ok(deniedResponse(review.value, { code: 503, message: `outrigger injector: ${this.profiles.notLoadedReason()}; retry shortly` }));
+    }
     let outcome: ReturnType<typeof reviewResponse>;
     try {
       outcome = reviewResponse(review.value, this.extensions);

@@ -17,9 +17,9 @@ const schema = z.object({
     .string()
     .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/, 'must be <name> or <namespace>/<name>')
     .optional(),
-  /** For TLS_SECRET: the kubeconfig; in a pod, unset (the ServiceAccount is used). */
+  /** For the AgentProfile watch and TLS_SECRET: the kubeconfig; in a pod, unset (the ServiceAccount is used). */
   KUBECONFIG: z.string().optional(),
-  /** Unset: the built-in reference profile (xxl-job). */
+  /** AgentProfile documents (local runs, tests). Unset: AgentProfiles are watched through the API. */
   PROFILES_FILE: z.string().optional(),
   /** The injector's own namespace: never mutated (set from the downward API). */
   POD_NAMESPACE: z.string().default('outrigger-system'),

@@ -13,8 +13,10 @@ export class InjectorHealth {
 
   profiles() {
     const check = this.indicators.check('profiles');
-    const { profiles, source } = this.profilesService.current();
-    return profiles.length > 0 ? check.up({ source, names: profiles.map((p) => p.name) }) : check.down({ reason: 'no profiles loaded' });
+    const loaded = this.profilesService.current();
+    // No profile at all is a valid state (nothing to inject); not knowing them is not.
+    if (!loaded) return check.down({ reason: this.profilesService.notLoadedReason() });
+    return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name) });
   }
 
   certificate() {

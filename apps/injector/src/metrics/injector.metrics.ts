@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type AdmissionOutcome = 'injected' | 'skipped' | 'denied' | 'invalid' | 'error';
+export type AdmissionOutcome = 'injected' | 'skipped' | 'denied' | 'invalid' | 'error' | 'unready';
 
 /** The injector's own metrics, registered once on the service registry. */
 @Injectable()
@@ -15,7 +15,7 @@ export class InjectorMetrics {
   constructor(@Inject(Registry) registry: Registry) {
     this.requests = new Counter({
       name: 'outrigger_injector_admission_requests_total',
-      help: 'AdmissionReview requests by outcome (invalid = rejected with HTTP 4xx).',
+      help: 'AdmissionReview requests by outcome (invalid = rejected with HTTP 4xx; unready = refused while the profiles are not loaded).',
       labelNames: ['outcome'],
       registers: [registry],
     });

@@ -1,27 +1,47 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { parseProfiles, profileWarnings, XXL_JOB_PROFILE, type AgentProfile } from '@outrigger/admission';
+import {
+  AGENT_PROFILE_API_VERSION,
+  agentProfileEntry,
+  parseProfiles,
+  profileWarnings,
+  resolveProfiles,
+  type AgentProfile,
+  type AgentProfileEntry,
+  type ProfileInForce,
+  type ProfileVerdict,
+} from '@outrigger/admission';
+import { loadKubeClient, Reflector, resourcePath } from '@outrigger/kube';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import { watchFiles } from '../tls/file-watch.js';
 
 export interface LoadedProfiles {
   readonly profiles: readonly AgentProfile[];
+  /** The file, or `AgentProfiles` (the API). */
   readonly source: string;
 }
 
 /**
- * The agent profiles in force. Loaded from PROFILES_FILE at startup (a bad file stops startup with
- * the reason) and reloaded when it changes; a bad new file is logged and counted, and the last
- * good profiles stay in force. Without PROFILES_FILE the built-in reference profile is used.
+ * The agent profiles in force, from one of two sources:
+ * - the AgentProfile API (PROFILES_FILE unset): listed and watched; a new or changed profile is in
+ *   force within a second. Until the first list completes the injector is not ready and refuses
+ *   opted-in pods with a reason; if the API goes away later, the last known profiles stay.
+ * - PROFILES_FILE (local runs, tests): read at startup (a bad file stops startup with the reason)
+ *   and reloaded when it changes.
+ * Either way a profile whose new version is invalid keeps its last good version (resolveProfiles).
  */
 @Injectable()
 export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ProfilesService.name);
-  private loaded: LoadedProfiles = { profiles: [], source: 'none' };
+  private loaded: LoadedProfiles | undefined;
+  private inForce: readonly ProfileInForce[] = [];
+  private verdicts = new Map<string, string>();
   private lastText: string | undefined;
   private readonly listeners = new Set<(loaded: LoadedProfiles) => void>();
   private stopWatching: (() => void) | undefined;
+  private reflector: Reflector<AgentProfileEntry> | undefined;
+  private apiProblem = 'the AgentProfile list has not completed yet';
 
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
@@ -30,27 +50,51 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     const file = this.config.profilesFile;
-    if (!file) {
-      this.set({ profiles: [XXL_JOB_PROFILE], source: 'built-in reference profile' });
-      this.logger.log(`PROFILES_FILE is not set: using the built-in reference profile (${XXL_JOB_PROFILE.name})`);
+    if (file) {
+      const error = this.reload();
+      if (error) throw new Error(`PROFILES_FILE ${file}: ${error}`);
+      this.stopWatching = watchFiles([file], this.config.filePollMs, () => this.reload());
       return;
     }
-    const error = this.reload();
-    if (error) throw new Error(`PROFILES_FILE ${file}: ${error}`);
-    this.stopWatching = watchFiles([file], this.config.filePollMs, () => this.reload());
+    // Not awaited: the webhook answers (and stays unready) while the API cannot be reached.
+    const reflector = new Reflector<AgentProfileEntry>(loadKubeClient(this.config.kubeconfig), {
+      path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: 'agentprofiles' }),
+      project: agentProfileEntry,
+      onAdd: () => this.resolve(),
+      onUpdate: () => this.resolve(),
+      onDelete: () => this.resolve(),
+      onSynced: () => this.resolve(),
+      onError: (_error, info) => {
+        this.apiProblem = info.kind === 'notFound' ? 'the AgentProfile API is not served (is the CRD deploy/base/crd installed?)' : info.message;
+        this.logger.warn(`watching AgentProfiles: ${this.apiProblem}${this.loaded ? '; the last known profiles stay in force' : ''}`);
+      },
+    });
+    this.reflector = reflector.start();
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.stopWatching?.();
+    await this.reflector?.stop();
   }
 
-  current(): LoadedProfiles {
+  /** The profiles in force, or undefined until the first load (see notLoadedReason). */
+  current(): LoadedProfiles | undefined {
     return this.loaded;
+  }
+
+  /** Why no profiles are loaded yet. */
+  notLoadedReason(): string {
+    return `agent profiles are not loaded yet: ${this.apiProblem}`;
+  }
+
+  /** Generation in force per profile (API source only), for metrics and `outrigger check`. */
+  generations(): ReadonlyMap<string, number> {
+    return new Map(this.inForce.map((p) => [p.profile.name, p.generation]));
   }
 
   onChange(listener: (loaded: LoadedProfiles) => void): void {
     this.listeners.add(listener);
-    listener(this.loaded);
+    if (this.loaded) listener(this.loaded);
   }
 
   /** Reads the file again; returns the error that kept the old profiles, if any. */
@@ -70,18 +114,39 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     if (!parsed.ok) return this.fail(parsed.error);
     this.set({ profiles: parsed.value, source: file });
     this.metrics.profileReloads.inc({ result: 'success' });
-    this.logger.log(`loaded ${parsed.value.length} profile(s) from ${file}: ${parsed.value.map((p) => p.name).join(', ')}`);
     parsed.value.flatMap(profileWarnings).forEach((line) => this.logger.warn(line));
     return undefined;
   }
 
+  private resolve(): void {
+    const reflector = this.reflector;
+    if (!reflector?.status().hasSynced) return;
+    const set = resolveProfiles(reflector.entries().map(([, entry]) => entry), this.inForce);
+    this.inForce = set.inForce;
+    set.verdicts.forEach((verdict) => this.report(verdict, set.inForce.find((p) => p.profile.name === verdict.name)?.profile));
+    this.set({ profiles: set.inForce.map((p) => p.profile), source: 'AgentProfiles' });
+  }
+
+  /** Logs and counts a verdict once per change. */
+  private report(verdict: ProfileVerdict, profile: AgentProfile | undefined): void {
+    const line = `AgentProfile ${verdict.name} generation ${verdict.generation}: ${verdict.message}`;
+    if (this.verdicts.get(verdict.name) === line) return;
+    this.verdicts.set(verdict.name, line);
+    this.metrics.profileReloads.inc({ result: verdict.accepted ? 'success' : 'failure' });
+    if (verdict.accepted) this.logger.log(line);
+    else this.logger.error(line);
+    if (verdict.accepted && profile) profileWarnings(profile).forEach((warning) => this.logger.warn(warning));
+  }
+
   private fail(reason: string): string {
     this.metrics.profileReloads.inc({ result: 'failure' });
-    this.logger.error(`profiles not reloaded, keeping ${this.loaded.source}: ${reason}`);
+    this.logger.error(`profiles not reloaded, keeping ${this.loaded?.source ?? 'none'}: ${reason}`);
     return reason;
   }
 
   private set(loaded: LoadedProfiles): void {
+    const summary = (l: LoadedProfiles | undefined) => (l ? `${l.source}: ${l.profiles.map((p) => p.name).join(', ') || 'none'}` : '');
+    if (summary(this.loaded) !== summary(loaded)) this.logger.log(`profiles in force from ${summary(loaded)}`);
     this.loaded = loaded;
     this.listeners.forEach((l) => l(loaded));
   }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 const schema = z.object({
   PORT: envField.port(8080),
-  /** Unset: the built-in reference profile (xxl-job). */
+  /** AgentProfile documents (local runs, tests). Unset: AgentProfiles are watched through the API. */
   PROFILES_FILE: z.string().optional(),
   /** The syncer's own namespace: never bound; the Lease lives here unless LEASE_NAMESPACE says otherwise. */
   POD_NAMESPACE: z.string().min(1).default('outrigger-system'),

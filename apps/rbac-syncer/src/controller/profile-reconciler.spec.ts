@@ -1,10 +1,12 @@
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/admission';
 import type { KubeObject } from '@outrigger/kube';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PodView } from '../desired/pod-view.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import { ProfileReconciler } from './profile-reconciler.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 // An in-memory API server for the four calls the reconciler makes.
 const store = new Map<string, KubeObject>();
@@ -97,7 +99,7 @@ describe('ProfileReconciler', () => {
     await reconciler.reconcile(XXL_JOB_PROFILE);
     pods = [pod('b')];
     const during = await reconciler.reconcile(XXL_JOB_PROFILE);
-    expect(during).toEqual({ wrote: 0, requeueAfterMs: 60_000 });
+    expect(during).toEqual({ wrote: 0, requeueAfterMs: 60_000, subjects: 2 });
     now += 60_000;
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
     expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'SubjectsChanged', expect.stringMatching(/removed a\/default \(no live opted-in pod/));
@@ -119,5 +121,16 @@ describe('ProfileReconciler', () => {
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
     expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toHaveLength(1);
     expect(events.normal).toHaveBeenLastCalledWith(expect.anything(), 'SubjectsChanged', expect.stringContaining('dropped subjects edited in by hand: User:/mallory'));
+  });
+
+  it('retires a profile that left: its binding keeps its subjects through the grace, then is empty, while its pods still run', async () => {
+    pods = [pod('a')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    writes.length = 0;
+    expect(await reconciler.retire(XXL_JOB_PROFILE)).toEqual({ wrote: 0, requeueAfterMs: 60_000, subjects: 1 });
+    now += 60_000;
+    expect(await reconciler.retire(XXL_JOB_PROFILE)).toEqual({ wrote: 1, subjects: 0 });
+    expect(writes).toEqual(['ClusterRoleBinding//xxl-agent-exec']);
+    expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toEqual([]);
   });
 });

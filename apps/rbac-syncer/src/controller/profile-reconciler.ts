@@ -38,6 +38,17 @@ export interface ReconcilerDeps {
   readonly now?: () => number;
 }
 
+export interface BindingResult {
+  /** When to look again (a grace running out), if at all. */
+  readonly requeueAfterMs?: number;
+  readonly wrote: number;
+  /** Subjects bound after this reconcile. */
+  readonly subjects: number;
+}
+
+/** Whose pods count for a retired binding: no profile's, so it empties after the grace. */
+const RETIRED_PREFIX = 'retired:';
+
 interface StoredBinding extends KubeObject {
   readonly subjects?: Array<{ kind?: string; name?: string; namespace?: string }>;
   readonly roleRef?: { kind?: string; name?: string };
@@ -52,21 +63,35 @@ export class ProfileReconciler {
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** Returns after how long to look again (a grace running out), if at all. */
-  async reconcile(profile: AgentProfile): Promise<{ requeueAfterMs?: number; wrote: number }> {
+  /** Returns after how long to look again (a grace running out), if at all, and the subjects bound. */
+  async reconcile(profile: AgentProfile): Promise<BindingResult> {
     const rbac = profile.rbac;
-    if (!rbac) return { wrote: 0 };
-    let wrote = await this.ensureClusterRole(profile.name, rbac);
-    const result = rbac.binding.kind === 'ClusterRoleBinding' ? await this.reconcileClusterRoleBinding(profile.name, rbac) : await this.reconcileRoleBindings(profile.name, rbac);
-    wrote += result.wrote;
-    return { requeueAfterMs: result.requeueAfterMs, wrote };
+    if (!rbac) return { wrote: 0, subjects: 0 };
+    const wrote = await this.ensureClusterRole(profile.name, rbac);
+    const result = await this.reconcileBindings(profile.name, rbac, profile.name);
+    return { ...result, wrote: result.wrote + wrote };
+  }
+
+  /**
+   * A profile (or an old version's binding) that is no longer in force: no pod counts for it any
+   * more, so its binding keeps its subjects through the grace period and then is empty.
+   */
+  async retire(profile: AgentProfile): Promise<BindingResult> {
+    if (!profile.rbac) return { wrote: 0, subjects: 0 };
+    return this.reconcileBindings(profile.name, profile.rbac, `${RETIRED_PREFIX}${profile.rbac.binding.kind}/${profile.rbac.binding.name}`);
+  }
+
+  /** `podsOf`: whose pods count (and whose grace memory is used); the profile name unless retiring. */
+  private reconcileBindings(profile: string, rbac: ProfileRbac, podsOf: string): Promise<BindingResult> {
+    return rbac.binding.kind === 'ClusterRoleBinding' ? this.reconcileClusterRoleBinding(profile, rbac, podsOf) : this.reconcileRoleBindings(profile, rbac, podsOf);
   }
 
   private now(): number {
     return this.deps.now?.() ?? Date.now();
   }
 
-  private compute(profile: string, current: readonly SaSubject[]) {
+  private compute(podsOf: string, current: readonly SaSubject[]) {
+    const profile = podsOf;
     const out = desiredSubjects({
       profile,
       pods: this.deps.view.pods(),
@@ -98,38 +123,38 @@ export class ProfileReconciler {
     return 1;
   }
 
-  private async reconcileClusterRoleBinding(profile: string, rbac: ProfileRbac): Promise<{ requeueAfterMs?: number; wrote: number }> {
+  private async reconcileClusterRoleBinding(profile: string, rbac: ProfileRbac, podsOf: string): Promise<BindingResult> {
     const name = rbac.binding.name;
     const stored = await readObject<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
     if (stored && !isManaged(stored.metadata?.labels)) {
       this.warnOnce(`ClusterRoleBinding ${name}`, `ClusterRoleBinding ${name} exists without ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}: not touched (not ours)`);
       this.deps.metrics.reconciles.inc({ profile, result: 'unowned' });
-      return { wrote: 0 };
+      return { wrote: 0, subjects: 0 };
     }
     if (stored && (stored.roleRef?.kind !== 'ClusterRole' || stored.roleRef?.name !== rbac.clusterRole)) {
       // roleRef is immutable: replace the binding (ours, by label).
       await kubeJson(this.deps.kc, { method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`, timeoutMs: 30_000 });
       this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'delete' });
-      return this.reconcileClusterRoleBinding(profile, rbac);
+      return this.reconcileClusterRoleBinding(profile, rbac, podsOf);
     }
     const current = storedSubjects(stored);
     // Fail closed: without the guard a cluster-wide binding reaches every namespace, so it stays empty.
     const guardProblem = this.deps.view.execGuardProblem();
-    const out = guardProblem === undefined ? this.compute(profile, current) : { subjects: [], removedBecause: new Map(current.map((s) => [subjectKey(s), guardProblem])), wakeAtMs: undefined };
+    const out = guardProblem === undefined ? this.compute(podsOf, current) : { subjects: [], removedBecause: new Map(current.map((s) => [subjectKey(s), guardProblem])), wakeAtMs: undefined };
     this.deps.metrics.subjects.set({ binding: name }, out.subjects.length);
     const desired = desiredClusterRoleBinding(profile, rbac, out.subjects);
     const requeueAfterMs = out.wakeAtMs === undefined ? undefined : Math.max(0, out.wakeAtMs - this.now());
     if (stored && upToDate(stored, desired, profile)) {
       this.deps.metrics.reconciles.inc({ profile, result: 'unchanged' });
       this.reportGuard(profile, name, stored, guardProblem);
-      return { requeueAfterMs, wrote: 0 };
+      return { requeueAfterMs, wrote: 0, subjects: out.subjects.length };
     }
     const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
     this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'apply' });
     this.deps.metrics.reconciles.inc({ profile, result: 'applied' });
     this.report(desired, applied, rawSubjectKeys(stored), current, out.subjects, out.removedBecause, !stored);
     this.reportGuard(profile, name, applied, guardProblem);
-    return { requeueAfterMs, wrote: 1 };
+    return { requeueAfterMs, wrote: 1, subjects: out.subjects.length };
   }
 
   /** A Warning when the guard goes missing (once per outage), a Normal event when it is back. */
@@ -147,7 +172,7 @@ export class ProfileReconciler {
     }
   }
 
-  private async reconcileRoleBindings(profile: string, rbac: ProfileRbac): Promise<{ requeueAfterMs?: number; wrote: number }> {
+  private async reconcileRoleBindings(profile: string, rbac: ProfileRbac, podsOf: string): Promise<BindingResult> {
     const list = await kubeJson<{ items?: StoredBinding[] }>(this.deps.kc, {
       path: '/apis/rbac.authorization.k8s.io/v1/rolebindings',
       query: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${PROFILE_LABEL}=${profile}` },
@@ -155,7 +180,7 @@ export class ProfileReconciler {
     });
     const stored = new Map((list.items ?? []).filter((b) => b.metadata?.name === rbac.binding.name).map((b) => [b.metadata?.namespace ?? '', b]));
     const current = normalizeSubjects([...stored.values()].flatMap((b) => storedSubjects(b)));
-    const out = this.compute(profile, current);
+    const out = this.compute(podsOf, current);
     this.deps.metrics.subjects.set({ binding: `${rbac.binding.name} (RoleBindings)` }, out.subjects.length);
     const requeueAfterMs = out.wakeAtMs === undefined ? undefined : Math.max(0, out.wakeAtMs - this.now());
     let wrote = 0;
@@ -192,7 +217,7 @@ export class ProfileReconciler {
       this.deps.log.log(`RoleBinding ${namespace}/${rbac.binding.name} deleted: removed ${removed.join(', ')}`);
     }
     this.deps.metrics.reconciles.inc({ profile, result: wrote > 0 ? 'applied' : 'unchanged' });
-    return { requeueAfterMs, wrote };
+    return { requeueAfterMs, wrote, subjects: out.subjects.length };
   }
 
   private report(

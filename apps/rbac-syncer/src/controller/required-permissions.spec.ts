@@ -1,6 +1,8 @@
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/admission';
 import { describe, expect, it } from 'vitest';
-import { requiredPermissions } from './required-permissions.js';
+import { basePermissions, requiredPermissions } from './required-permissions.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 describe('requiredPermissions', () => {
   it('asks for bind and escalate only on the profile ClusterRole, and its Lease by name', () => {
@@ -28,5 +30,13 @@ describe('requiredPermissions', () => {
     const list = requiredPermissions([profile], { namespace: 'n', name: 'l' }, 'guard');
     expect(list.some((p) => p.resource === 'rolebindings')).toBe(true);
     expect(list.some((p) => p.resource === 'validatingadmissionpolicies')).toBe(false);
+  });
+});
+
+describe('basePermissions', () => {
+  it('lists and watches AgentProfiles and writes only their status, when profiles come from the API', () => {
+    const list = basePermissions({ namespace: 'n', name: 'l' }, true).filter((p) => p.group === 'outrigger.dev');
+    expect(list.map((p) => `${p.verb} ${p.resource}${p.subresource ? `/${p.subresource}` : ''}`)).toEqual(['list agentprofiles', 'watch agentprofiles', 'patch agentprofiles/status']);
+    expect(basePermissions({ namespace: 'n', name: 'l' }, false).some((p) => p.group === 'outrigger.dev')).toBe(false);
   });
 });

@@ -1,5 +1,19 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, loadProfilesOrDefault, profileWarnings, protectedNamespacesFor, type AgentProfile } from '@outrigger/admission';
+import {
+  AGENT_PROFILE_API_VERSION,
+  agentProfileEntry,
+  INJECTION_LABEL_KEY,
+  INJECTION_LABEL_VALUE,
+  loadProfilesFile,
+  profileHash,
+  profileWarnings,
+  protectedNamespacesFor,
+  resolveProfiles,
+  type AgentProfile,
+  type AgentProfileEntry,
+  type ProfileInForce,
+  type ProfileVerdict,
+} from '@outrigger/admission';
 import {
   describePermission,
   EventRecorder,
@@ -15,11 +29,13 @@ import {
 } from '@outrigger/kube';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
+import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
 import { projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import { ProfileReconciler } from './profile-reconciler.js';
-import { requiredPermissions } from './required-permissions.js';
+import { basePermissions, profilePermissions } from './required-permissions.js';
+import { writeProfileStatus } from './profile-status-writer.js';
 
 export interface SyncerStatus {
   readonly profiles: readonly string[];
@@ -33,22 +49,36 @@ export interface SyncerStatus {
   readonly execGuardProblem?: string;
 }
 
+/** An AgentProfile as the syncer keeps it: the verdict on its spec and the conditions it carries. */
+interface ProfileObjectView {
+  readonly entry: AgentProfileEntry;
+  readonly conditions: readonly StoredCondition[];
+}
+
 /**
- * The controller: reflectors on pods (projections only), labelled namespaces and its own
- * ClusterRoleBindings feed a work queue keyed by profile name; the leader reconciles each key
- * (level-based, see ProfileReconciler). Every replica watches, so a new leader starts warm.
+ * The controller: reflectors on AgentProfiles, pods (projections only), labelled namespaces and its
+ * own roles and bindings feed a work queue keyed by profile name; the leader reconciles each key
+ * (level-based, see ProfileReconciler) and reports on the AgentProfile's status. Every replica
+ * watches, so a new leader starts warm. Profiles come from the API, or from PROFILES_FILE.
  */
 @Injectable()
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RbacSyncer');
-  private profiles: AgentProfile[] = [];
+  private inForce: readonly ProfileInForce[] = [];
+  private verdicts = new Map<string, ProfileVerdict>();
+  /** Profiles that left the in-force set: their bindings are emptied (after the grace) and forgotten. */
+  private readonly retired = new Map<string, AgentProfile>();
+  /** Per profile name and hash: the permissions the syncer lacks for it ([] when it has them all). */
+  private readonly missing = new Map<string, string[]>();
+  private readonly statusWritten = new Map<string, ProfileStatus>();
   private kc!: KubeClient;
+  private profileObjects: Reflector<ProfileObjectView> | undefined;
   private pods!: Reflector<PodView>;
   private namespaces!: Reflector<true>;
   private bindings!: Reflector<string>;
   private roleBindings: Reflector<string> | undefined;
   private clusterRoles!: Reflector<string>;
-  /** Only when a profile binds cluster-wide: the guard that confines those bindings' exec. */
+  /** Only once a profile binds cluster-wide: the guard that confines those bindings' exec. */
   private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
   private queue!: WorkQueue;
   private elector!: LeaderElector;
@@ -63,17 +93,21 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const loaded = await loadProfilesOrDefault(this.config.profilesFile);
-    if (!loaded.ok) throw new Error(`PROFILES_FILE: ${loaded.error}`);
-    this.profiles = loaded.value.filter((p) => p.rbac);
-    this.logger.log(`profiles with RBAC: ${this.profiles.map((p) => `${p.name} → ${p.rbac?.binding.kind} ${p.rbac?.binding.name}`).join(', ') || 'none'}`);
-    this.profiles.flatMap(profileWarnings).forEach((line) => this.logger.warn(line));
-
+    const fromApi = !this.config.profilesFile;
     this.kc = loadKubeClient(this.config.kubeconfig);
     const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
-    const missing = await missingPermissions(this.kc, requiredPermissions(this.profiles, lease, this.config.execGuardName));
+    let initial: AgentProfile[] = [];
+    if (this.config.profilesFile) {
+      const loaded = await loadProfilesFile(this.config.profilesFile);
+      if (!loaded.ok) throw new Error(`PROFILES_FILE: ${loaded.error}`);
+      initial = loaded.value;
+    }
+    // From a file, every profile's permissions are checked at startup, as a deployment error;
+    // from the API, each profile's own are checked when it arrives and reported on its status.
+    const required = [...basePermissions(lease, fromApi), ...initial.flatMap((p) => profilePermissions(p, this.config.execGuardName))];
+    const missing = await missingPermissions(this.kc, required);
     if (missing.length > 0) {
-      const lines = missing.map((p) => `  - ${describePermission(p)}`).join('\n');
+      const lines = [...new Set(missing.map((p) => `  - ${describePermission(p)}`))].join('\n');
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
     }
 
@@ -84,84 +118,42 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       },
     });
     const enqueueProfiles = (view: PodView) => view.profiles.forEach((p) => this.queue.add(p));
-    const watchError = (what: string) => (_e: unknown, info: { message: string }) => this.logger.warn(`watch ${what}: ${info.message}`);
-    const deadStreamTimeoutMs = this.config.watchDeadMs;
 
-    this.pods = new Reflector<PodView>(this.kc, {
+    this.pods = this.reflector<PodView>('pods', {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: 100,
-      project: (pod) => projectPod(pod as never, this.profiles),
+      project: (pod) => projectPod(pod as never, this.profiles()),
       equals: samePodView,
-      deadStreamTimeoutMs,
       onAdd: (_k, v) => enqueueProfiles(v),
       onUpdate: (_k, v, old) => (enqueueProfiles(v), enqueueProfiles(old)),
       onDelete: (_k, old) => enqueueProfiles(old),
       onSynced: () => this.enqueueAll(),
-      onError: watchError('pods'),
     });
-    this.namespaces = new Reflector<true>(this.kc, {
+    this.namespaces = this.reflector<true>('namespaces', {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
       project: () => true,
-      deadStreamTimeoutMs,
       onAdd: () => this.enqueueAll(),
       onDelete: () => this.enqueueAll(),
       onSynced: () => this.enqueueAll(),
-      onError: watchError('namespaces'),
     });
-    // Our own bindings: a hand edit is repaired at once, not at the next resync.
-    this.bindings = new Reflector<string>(this.kc, {
-      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterrolebindings' }),
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-      project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['subjects'] ?? [], obj['roleRef'] ?? null]),
-      deadStreamTimeoutMs,
-      onUpdate: (_k, v) => this.enqueueBindingProfile(v),
-      onDelete: (_k, old) => this.enqueueBindingProfile(old),
-      onError: watchError('clusterrolebindings'),
-    });
-
-    // Our ClusterRoles: rule drift is repaired at once too.
-    this.clusterRoles = new Reflector<string>(this.kc, {
-      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'clusterroles' }),
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-      project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['rules'] ?? []]),
-      deadStreamTimeoutMs,
-      onUpdate: (_k, v) => this.enqueueBindingProfile(v),
-      onDelete: (_k, old) => this.enqueueBindingProfile(old),
-      onError: watchError('clusterroles'),
-    });
-    if (this.profiles.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
-      this.roleBindings = new Reflector<string>(this.kc, {
-        path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource: 'rolebindings' }),
-        labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-        project: (obj) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', obj['subjects'] ?? [], obj['roleRef'] ?? null]),
-        deadStreamTimeoutMs,
-        onUpdate: (_k, v) => this.enqueueBindingProfile(v),
-        onDelete: (_k, old) => this.enqueueBindingProfile(old),
-        onError: watchError('rolebindings'),
+    // Our own bindings and roles: a hand edit is repaired at once, not at the next resync.
+    this.bindings = this.reflector<string>('clusterrolebindings', this.ownObjects('clusterrolebindings', ['subjects', 'roleRef']));
+    this.clusterRoles = this.reflector<string>('clusterroles', this.ownObjects('clusterroles', ['rules']));
+    if (fromApi) {
+      this.profileObjects = this.reflector<ProfileObjectView>('agentprofiles', {
+        path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: 'agentprofiles' }),
+        project: (obj) => {
+          const entry = agentProfileEntry(obj);
+          const conditions = (obj as { status?: { conditions?: StoredCondition[] } }).status?.conditions ?? [];
+          return entry ? { entry, conditions } : undefined;
+        },
+        onAdd: () => this.resolveFromApi(),
+        onUpdate: () => this.resolveFromApi(),
+        onDelete: () => this.resolveFromApi(),
+        onSynced: () => this.resolveFromApi(),
       });
-    }
-
-    if (this.profiles.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) {
-      const name = this.config.execGuardName;
-      const enqueueClusterWide = () => this.profiles.filter((p) => p.rbac?.binding.kind === 'ClusterRoleBinding').forEach((p) => this.queue.add(p.name));
-      const watchGuard = <P>(resource: string, project: (obj: KubeObject) => P) =>
-        new Reflector<P>(this.kc, {
-          path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
-          fieldSelector: `metadata.name=${name}`,
-          project,
-          deadStreamTimeoutMs,
-          onAdd: enqueueClusterWide,
-          onUpdate: enqueueClusterWide,
-          onDelete: enqueueClusterWide,
-          onSynced: enqueueClusterWide,
-          onError: watchError(resource),
-        });
-      this.guard = {
-        policy: watchGuard('validatingadmissionpolicies', projectGuardPolicy),
-        binding: watchGuard('validatingadmissionpolicybindings', projectGuardBinding),
-      };
     }
 
     this.elector = new LeaderElector(this.kc, {
@@ -173,6 +165,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       onStartedLeading: () => {
         this.metrics.leader.set(1);
         this.logger.log(`became the leader (${this.elector.identity}); reconciling every profile`);
+        this.statusWritten.clear();
         this.enqueueAll();
       },
       onStoppedLeading: () => {
@@ -198,10 +191,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       log: this.logger,
     });
 
-    this.metrics.observeWatches(() =>
-      Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [{ resource, ...r.status() }] : [])),
-    );
+    this.metrics.observeWatches(() => Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [{ resource, ...r.status() }] : [])));
     this.metrics.observeExecGuard(() => (this.guard ? this.execGuardProblem() === undefined : undefined));
+    if (!fromApi) await this.useProfiles(initial.map((profile) => ({ profile, generation: 0 })));
     Object.values(this.reflectors()).forEach((r) => r?.start());
     void this.queue.process((key) => this.reconcile(key));
     this.elector.start();
@@ -216,9 +208,127 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     await Promise.all(Object.values(this.reflectors()).map((r) => r?.stop()));
   }
 
-  /** Every watch by resource; absent ones (no RoleBinding profile, no cluster-wide profile) undefined. */
+  status(): SyncerStatus {
+    const watches = Object.fromEntries(Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [[resource, r.status()]] : [])));
+    const all = Object.values(watches);
+    const synced = all.length > 0 && all.every((s) => s.hasSynced);
+    const complete = this.viewComplete();
+    return {
+      profiles: this.inForce.map((p) => p.profile.name),
+      synced,
+      viewComplete: complete,
+      incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
+      leader: this.elector?.isLeader() ?? false,
+      watches,
+      ...(this.guard ? { execGuardProblem: this.execGuardProblem() } : {}),
+    };
+  }
+
+  /** The profiles with RBAC in force whose permissions the syncer holds. */
+  private profiles(): AgentProfile[] {
+    return this.inForce.flatMap(({ profile }) => (profile.rbac && this.missing.get(permissionKey(profile))?.length === 0 ? [profile] : []));
+  }
+
+  private resolveFromApi(): void {
+    const reflector = this.profileObjects;
+    if (!reflector?.status().hasSynced) return;
+    const set = resolveProfiles(reflector.entries().map(([, view]) => view.entry), this.inForce);
+    for (const verdict of set.verdicts) {
+      const before = this.verdicts.get(verdict.name);
+      if (before?.message !== verdict.message || before.generation !== verdict.generation) {
+        const line = `AgentProfile ${verdict.name} generation ${verdict.generation}: ${verdict.message}`;
+        if (verdict.accepted) this.logger.log(line);
+        else this.logger.error(line);
+        this.queue.add(verdict.name); // its status follows
+      }
+    }
+    this.verdicts = new Map(set.verdicts.map((v) => [v.name, v]));
+    void this.useProfiles(set.inForce);
+  }
+
+  /**
+   * Puts a new set of profiles in force: checks each new one's permissions, starts the watches it
+   * needs, re-projects the pods (which profiles a pod belongs to depends on them), retires the
+   * profiles that left, and reconciles everything.
+   */
+  private async useProfiles(next: readonly ProfileInForce[]): Promise<void> {
+    const before = new Map(this.inForce.map((p) => [p.profile.name, p.profile]));
+    this.inForce = next;
+    for (const { profile } of next) {
+      const old = before.get(profile.name);
+      if (old && profileHash(old) !== profileHash(profile)) this.retired.set(profile.name, old); // a renamed role or binding is emptied
+      if (old && profileHash(old) === profileHash(profile)) continue;
+      if (profile.rbac) this.missing.delete(permissionKey(profile));
+      profileWarnings(profile).forEach((line) => this.logger.warn(line));
+    }
+    for (const [name, old] of before) if (!next.some((p) => p.profile.name === name)) this.retired.set(name, old);
+    await Promise.all(next.map(({ profile }) => this.checkPermissions(profile)));
+    if (next !== this.inForce) return; // a newer set arrived meanwhile
+    const withRbac = this.profiles();
+    if (!this.roleBindings && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
+      this.roleBindings = this.reflector<string>('rolebindings', this.ownObjects('rolebindings', ['subjects', 'roleRef'])).start();
+    }
+    if (!this.guard && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
+    this.pods.relist();
+    this.enqueueAll();
+  }
+
+  private async checkPermissions(profile: AgentProfile): Promise<void> {
+    const key = permissionKey(profile);
+    if (!profile.rbac || this.missing.has(key)) return;
+    try {
+      const missing = await missingPermissions(this.kc, profilePermissions(profile, this.config.execGuardName));
+      this.missing.set(key, [...new Set(missing.map(describePermission))]);
+      if (missing.length > 0) this.logger.error(`AgentProfile ${profile.name}: not synced, the rbac-syncer lacks ${this.missing.get(key)?.join(', ')}`);
+    } catch (error) {
+      this.logger.warn(`AgentProfile ${profile.name}: cannot check permissions yet: ${error instanceof Error ? error.message : String(error)}`);
+      setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods.relist(), this.enqueueAll())), 5_000).unref();
+    }
+  }
+
+  private watchGuard(): void {
+    const name = this.config.execGuardName;
+    const enqueueClusterWide = () => this.profiles().filter((p) => p.rbac?.binding.kind === 'ClusterRoleBinding').forEach((p) => this.queue.add(p.name));
+    const watch = <P>(resource: string, project: (obj: KubeObject) => P) =>
+      this.reflector<P>(resource, {
+        path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
+        fieldSelector: `metadata.name=${name}`,
+        project,
+        onAdd: enqueueClusterWide,
+        onUpdate: enqueueClusterWide,
+        onDelete: enqueueClusterWide,
+        onSynced: enqueueClusterWide,
+      }).start();
+    this.guard = { policy: watch('validatingadmissionpolicies', projectGuardPolicy), binding: watch('validatingadmissionpolicybindings', projectGuardBinding) };
+  }
+
+  private reflector<P>(what: string, options: Omit<ConstructorParameters<typeof Reflector<P>>[1], 'deadStreamTimeoutMs' | 'onError'>): Reflector<P> {
+    return new Reflector<P>(this.kc, {
+      ...options,
+      deadStreamTimeoutMs: this.config.watchDeadMs,
+      onError: (_e, info) => this.logger.warn(`watch ${what}: ${info.message}`),
+    });
+  }
+
+  /** Our own objects of a kind, projected to their profile label and the fields we keep equal. */
+  private ownObjects(resource: string, fields: readonly string[]) {
+    const enqueue = (projection: string) => {
+      const profile = (JSON.parse(projection) as [string])[0];
+      if (this.inForce.some((p) => p.profile.name === profile) || this.retired.has(profile)) this.queue.add(profile);
+    };
+    return {
+      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource }),
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+      project: (obj: KubeObject) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', ...fields.map((f) => obj[f] ?? null)]),
+      onUpdate: (_k: string, v: string) => enqueue(v),
+      onDelete: (_k: string, old: string) => enqueue(old),
+    };
+  }
+
+  /** Every watch by resource; absent ones (not needed by any profile yet) undefined. */
   private reflectors(): Record<string, Reflector<unknown> | undefined> {
     return {
+      agentprofiles: this.profileObjects,
       pods: this.pods,
       namespaces: this.namespaces,
       clusterrolebindings: this.bindings,
@@ -227,22 +337,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       validatingadmissionpolicies: this.guard?.policy,
       validatingadmissionpolicybindings: this.guard?.binding,
     } as Record<string, Reflector<unknown> | undefined>;
-  }
-
-  status(): SyncerStatus {
-    const watches = Object.fromEntries(Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [[resource, r.status()]] : [])));
-    const all = Object.values(watches);
-    const synced = all.length > 0 && all.every((s) => s.hasSynced);
-    const complete = this.viewComplete();
-    return {
-      profiles: this.profiles.map((p) => p.name),
-      synced,
-      viewComplete: complete,
-      incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
-      leader: this.elector?.isLeader() ?? false,
-      watches,
-      ...(this.guard ? { execGuardProblem: this.execGuardProblem() } : {}),
-    };
   }
 
   /** Undefined when no profile binds cluster-wide or the guard is in force; unknown until both watches listed. */
@@ -262,28 +356,70 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private enqueueAll(): void {
-    this.profiles.forEach((p) => this.queue.add(p.name));
-  }
-
-  private enqueueBindingProfile(projection: string): void {
-    const profile = (JSON.parse(projection) as [string])[0];
-    if (this.profiles.some((p) => p.name === profile)) this.queue.add(profile);
+    this.inForce.forEach((p) => this.queue?.add(p.profile.name));
+    this.verdicts.forEach((_v, name) => this.queue?.add(name));
+    this.retired.forEach((_p, name) => this.queue?.add(name));
   }
 
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
-    const profile = this.profiles.find((p) => p.name === key);
-    if (!profile) return;
-    const guardUnknown = profile.rbac?.binding.kind === 'ClusterRoleBinding' && !Object.values(this.guard ?? {}).every((r) => r.status().hasSynced);
+    const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
+    const retired = this.retired.get(key);
+    const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !Object.values(this.guard ?? {}).every((r) => r.status().hasSynced);
     if (!this.elector.isLeader() || !this.pods.status().hasSynced || !this.namespaces.status().hasSynced || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }
     const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
     try {
-      const { requeueAfterMs } = await this.reconciler.reconcile(profile);
-      return requeueAfterMs === undefined ? undefined : { requeueAfterMs: requeueAfterMs + 50 };
+      let requeueAfterMs: number | undefined;
+      if (retired?.rbac && bindingId(retired) !== bindingId(profile)) {
+        // Its pods no longer count for that binding: it empties as their grace runs out.
+        const out = await this.reconciler.retire(retired);
+        if (out.subjects === 0 && out.requeueAfterMs === undefined) this.retired.delete(key);
+        requeueAfterMs = out.requeueAfterMs;
+      } else if (retired) {
+        this.retired.delete(key);
+      }
+      let subjects = 0;
+      const missing = profile ? this.missing.get(permissionKey(profile)) : undefined;
+      if (profile?.rbac && missing?.length === 0) {
+        const out = await this.reconciler.reconcile(profile);
+        subjects = out.subjects;
+        requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, out.requeueAfterMs ?? Infinity);
+      }
+      await this.writeStatus(key, profile, subjects, missing);
+      return Number.isFinite(requeueAfterMs) && requeueAfterMs !== undefined ? { requeueAfterMs: requeueAfterMs + 50 } : undefined;
     } finally {
       end();
     }
   }
+
+  /** The AgentProfile's status, when profiles come from the API and something changed. */
+  private async writeStatus(name: string, profile: AgentProfile | undefined, subjects: number, missing: readonly string[] | undefined): Promise<void> {
+    const view = this.profileObjects?.get(name);
+    const verdict = this.verdicts.get(name);
+    if (!view || !verdict) return;
+    const status = profileStatus({
+      verdict,
+      stored: view.conditions,
+      rbac: profile?.rbac,
+      missingPermissions: missing,
+      execGuardProblem: profile?.rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
+      subjects,
+      now: new Date(),
+    });
+    const written = this.statusWritten.get(name);
+    if (written && sameStatus(written, status)) return;
+    await writeProfileStatus(this.kc, name, status);
+    this.metrics.writes.inc({ kind: 'AgentProfile', verb: 'status' });
+    this.statusWritten.set(name, status);
+  }
+}
+
+function bindingId(profile: AgentProfile | undefined): string | undefined {
+  return profile?.rbac ? `${profile.rbac.binding.kind}/${profile.rbac.binding.name}` : undefined;
+}
+
+function permissionKey(profile: AgentProfile): string {
+  return `${profile.name}@${profileHash(profile)}`;
 }

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { mutatePod, sidecarExtension, XXL_JOB_PROFILE, type AdmissionContext, type JsonObject } from '@outrigger/admission';
+import { mutatePod, sidecarExtension, referenceProfile, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { describe, expect, it } from 'vitest';
 import { projectPod } from './pod-view.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const profiles = [XXL_JOB_PROFILE];
 

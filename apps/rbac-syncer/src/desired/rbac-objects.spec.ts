@@ -1,6 +1,8 @@
-import { XXL_JOB_PROFILE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/admission';
 import { describe, expect, it } from 'vitest';
 import { desiredClusterRole, desiredClusterRoleBinding, desiredRoleBindings, MANAGED_BY_LABEL, sameRules } from './rbac-objects.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 // The reference profile's role with a second rule, so order and per-rule differences are exercised.
 const reference = XXL_JOB_PROFILE.rbac ?? { clusterRole: 'none', binding: { kind: 'ClusterRoleBinding' as const, name: 'none' }, rules: [] };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { referenceProfile } from '../profiles/reference-profile.js';
+import { parameterEnv } from './parameter-values.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
-import { parameterEnv } from './parameter-values.js';
 
 function annotations(values: Record<string, string>) {
   return { values: new Map(Object.entries(values)), nonString: new Set<string>() };

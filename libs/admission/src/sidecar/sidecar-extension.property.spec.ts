@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from '../admission-types.js';
 import { applyPatchCopy, decodePatch, type PatchOperation } from '../patch.js';
 import { referenceProfile } from '../profiles/reference-profile.js';
-
-const XXL_JOB_PROFILE = referenceProfile();
 import { reviewResponse, type ReviewOutcome } from '../review-response.js';
 import { podArbitrary, podCreateReview, type GeneratedPod } from '../testing/arbitraries.js';
 import { sidecarExtension } from './sidecar-extension.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const extension = sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: '0.1.0' });
 

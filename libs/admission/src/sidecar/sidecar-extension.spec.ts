@@ -7,12 +7,12 @@ import { parseProfiles } from '../profiles/parse-profiles.js';
 import { profileHash } from '../profiles/profile-hash.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 import { referenceProfile } from '../profiles/reference-profile.js';
-
-const XXL_JOB_PROFILE = referenceProfile();
 import { reviewResponse, type ReviewOutcome } from '../review-response.js';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from '../testing/fixtures.js';
 import { arrayAt, inflatePod, objectAt } from '../testing/pods.js';
 import { sidecarExtension } from './sidecar-extension.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
 
 const VERSION = '0.1.0-test';
 const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION });

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { profileStatus, type ProfileStatusInput } from './profile-status.js';
+
+const rbac = { clusterRole: 'xxl-agent-exec', binding: { kind: 'ClusterRoleBinding' as const, name: 'xxl-agent-exec' }, rules: [] };
+const now = new Date('2026-11-25T10:00:00.123Z');
+const base: ProfileStatusInput = {
+  verdict: { name: 'xxl-job', generation: 2, accepted: true, reason: 'Valid', message: 'generation 2 is in force', inForceGeneration: 2 },
+  stored: [],
+  rbac,
+  missingPermissions: [],
+  execGuardProblem: undefined,
+  subjects: 3,
+  now,
+};
+
+describe('profileStatus', () => {
+  it('says the profile is accepted and its binding synced, with the subjects bound', () => {
+    expect(profileStatus(base)).toEqual({
+      observedGeneration: 2,
+      boundSubjects: 3,
+      conditions: [
+        { type: 'Accepted', status: 'True', reason: 'Valid', message: 'generation 2 is in force', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
+        { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec binds 3 ServiceAccount(s) to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
+      ],
+    });
+  });
+
+  it('keeps the transition time of a condition whose status did not change', () => {
+    const stored = profileStatus(base).conditions;
+    const later = profileStatus({ ...base, stored, subjects: 4, now: new Date('2026-11-25T11:00:00Z') });
+    expect(later.conditions.map((c) => c.lastTransitionTime)).toEqual(['2026-11-25T10:00:00Z', '2026-11-25T10:00:00Z']);
+  });
+
+  it('refuses an invalid generation and says which one stays in force', () => {
+    const verdict = { name: 'xxl-job', generation: 3, accepted: false, reason: 'Invalid' as const, message: 'spec.container.image: is required (generation 2 stays in force)', inForceGeneration: 2 };
+    const status = profileStatus({ ...base, verdict });
+    expect(status.observedGeneration).toBe(3);
+    expect(status.conditions[0]).toMatchObject({ status: 'False', reason: 'Invalid', observedGeneration: 3 });
+    expect(status.conditions[1]).toMatchObject({ status: 'True', reason: 'Synced', observedGeneration: 2 });
+  });
+
+  it.each<[string, Partial<ProfileStatusInput>, string, string]>([
+    ['missing permissions', { missingPermissions: ['bind clusterroles.rbac.authorization.k8s.io named x'] }, 'False', 'MissingPermissions'],
+    ['permissions not checked yet', { missingPermissions: undefined }, 'Unknown', 'Pending'],
+    ['exec guard missing', { execGuardProblem: 'ValidatingAdmissionPolicy g not found' }, 'False', 'ExecGuardMissing'],
+    ['no RBAC', { rbac: undefined }, 'True', 'NoRbac'],
+    ['nothing in force', { verdict: { ...base.verdict, accepted: false, reason: 'Invalid', inForceGeneration: undefined } }, 'False', 'NotInForce'],
+  ])('Synced: %s', (_name, change, status, reason) => {
+    expect(profileStatus({ ...base, ...change }).conditions[1]).toMatchObject({ status, reason });
+  });
+});
