@@ -45,7 +45,7 @@ const cluster = await startCluster({ log }).catch((error: Error) => {
 const stop = stopOnSignals(cluster);
 
 try {
-  step('installing Outrigger: kubectl apply -k deploy/overlays/local');
+  step('installing Outrigger: kubectl apply -k deploy/base/crd, then -k deploy/overlays/local');
   await installOutrigger(cluster, log);
 
   step('namespace "demo" (labelled for injection) and an annotated Deployment');

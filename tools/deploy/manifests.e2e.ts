@@ -25,8 +25,11 @@ function kubectl(args: readonly string[], input?: string): string {
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 
 beforeAll(() => {
-  // A single base is applied into an existing namespace (the overlays create it themselves).
+  // A single base is applied into an existing namespace (the overlays create it themselves), and
+  // AgentProfiles need their CRD established first, as the README's install steps say.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
+  kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
 });
 
 describe('server-side dry-run apply', () => {

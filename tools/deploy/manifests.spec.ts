@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { buildMutatingWebhookConfiguration, XXL_JOB_PROFILE_YAML } from '@outrigger/admission';
+import { buildMutatingWebhookConfiguration, parseAgentProfile, referenceProfile } from '@outrigger/admission';
 import { resolveBinaries } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -51,22 +51,22 @@ describe('deploy/ kustomizations', () => {
     expect(objects(path).length).toBeGreaterThan(0);
     for (const object of objects(path)) {
       // Cluster-scoped (kustomize does not know the admission policy kinds and namespaces them anyway; the API server ignores it).
-      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(object.kind)) continue;
+      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CustomResourceDefinition', 'AgentProfile'].includes(object.kind)) continue;
       expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe(INSTALL_NAMESPACE);
     }
   });
 
-  it.each(['base/injector', 'base/rbac-syncer', 'overlays/dev', 'overlays/prod'])('%s: the profiles ConfigMaps hold exactly XXL_JOB_PROFILE_YAML', (path) => {
-    const maps = objects(path).filter((o) => o.kind === 'ConfigMap' && /-profiles(-[a-z0-9]{10})?$/.test(o.metadata.name)) as any[];
-    expect(maps.length).toBeGreaterThan(0);
-    for (const map of maps) expect(map.data['profiles.yaml']).toBe(XXL_JOB_PROFILE_YAML);
+  it.each(['overlays/dev', 'overlays/prod', 'overlays/prod-mtls'])('%s: ships the CRD and exactly the reference AgentProfile, and no profiles ConfigMap', (path) => {
+    const profiles = objects(path).filter((o) => o.kind === 'AgentProfile');
+    expect(profiles.map((o) => parseAgentProfile(o))).toEqual([{ ok: true, value: referenceProfile() }]);
+    expect(objects(path).filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name)).toEqual(['agentprofiles.outrigger.dev']);
+    expect(objects(path).filter((o) => o.kind === 'ConfigMap' && /profiles/.test(o.metadata.name))).toEqual([]);
   });
 
-  it('a profile change rolls the rbac-syncer: its ConfigMap name carries the content hash its Deployment mounts', () => {
-    const map = objects('base/rbac-syncer').find((o) => o.kind === 'ConfigMap') as any;
-    expect(map.metadata.name).toMatch(/^outrigger-rbac-syncer-profiles-[a-z0-9]{10}$/);
-    const deployment = find('base/rbac-syncer', 'Deployment', 'outrigger-rbac-syncer') as any;
-    expect(deployment.spec.template.spec.volumes).toContainEqual(expect.objectContaining({ configMap: expect.objectContaining({ name: map.metadata.name }) }));
+  it('no service mounts a profiles file: both read AgentProfiles through the API', () => {
+    for (const path of ['base/injector', 'base/rbac-syncer']) {
+      for (const d of deployments(path)) expect(d.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('PROFILES_FILE');
+    }
   });
 
   it('base/webhook is exactly what buildMutatingWebhookConfiguration builds for the default names', () => {
@@ -123,7 +123,7 @@ describe('deploy/ kustomizations', () => {
         ]),
       );
       const env = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
-      expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', PROFILES_FILE: '/etc/outrigger/profiles/profiles.yaml', TLS_SECRET: 'outrigger-injector-tls' });
+      expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', TLS_SECRET: 'outrigger-injector-tls' });
     }
   });
 
@@ -168,23 +168,19 @@ describe('deploy/ kustomizations', () => {
   });
 
   it('local: the reference profile differs from the shipped one only in the stand-in image, and the native one only where it must', () => {
-    const maps = objects('overlays/local').filter((o) => o.kind === 'ConfigMap' && /-profiles(-[a-z0-9]{10})?$/.test(o.metadata.name)) as any[];
-    expect(maps).toHaveLength(2);
-    const shipped = (parse(XXL_JOB_PROFILE_YAML) as any).profiles[0];
-    for (const map of maps) {
-      const [reference, native, ...rest] = (parse(map.data['profiles.yaml']) as any).profiles;
-      expect(rest).toEqual([]);
-      expect(reference.container.image).toBe('localhost/outrigger/stand-in-agent:local');
-      expect({ ...reference, container: { ...reference.container, image: shipped.container.image } }).toEqual(shipped);
-      expect(native).toEqual({
-        ...reference,
-        name: 'xxl-job-native',
-        annotationPrefix: 'xxl-agent-native/',
-        nativeSidecar: true,
-        container: { ...reference.container, name: 'xxl-agent-native' },
-        rbac: { ...reference.rbac, clusterRole: 'xxl-agent-native-exec', binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-native-exec' } },
-      });
-    }
+    const parsed = objects('overlays/local').filter((o) => o.kind === 'AgentProfile').map((o) => parseAgentProfile(o));
+    const [reference, native, ...rest] = parsed.map((p) => (p.ok ? p.value : p.error));
+    expect(rest).toEqual([]);
+    const shipped = referenceProfile();
+    expect(reference).toEqual({ ...shipped, container: { ...shipped.container, image: 'localhost/outrigger/stand-in-agent:local' } });
+    expect(native).toEqual({
+      ...(reference as typeof shipped),
+      name: 'xxl-job-native',
+      annotationPrefix: 'xxl-agent-native/',
+      nativeSidecar: true,
+      container: { ...shipped.container, image: 'localhost/outrigger/stand-in-agent:local', name: 'xxl-agent-native' },
+      rbac: { ...shipped.rbac, clusterRole: 'xxl-agent-native-exec', binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-native-exec' } },
+    });
     const syncerRole = find('overlays/local', 'ClusterRole', 'outrigger-rbac-syncer') as any;
     const named = syncerRole.rules.filter((r: any) => r.resourceNames && r.apiGroups.includes('rbac.authorization.k8s.io')).map((r: any) => r.resourceNames);
     expect(named).toEqual([['xxl-agent-exec', 'xxl-agent-native-exec'], ['xxl-agent-exec', 'xxl-agent-native-exec']]);

@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { injectManifests, loadProfilesFile } from '@outrigger/admission';
+import { injectManifests, loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { freePort, servedFingerprint, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -65,6 +66,17 @@ async function run(name: AppName, env: Record<string, string>): Promise<void> {
   );
 }
 
+/** GET /readyz over TLS, trusting `ca` for `servername`. */
+function fetchReadyz(port: number, ca: string, servername: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = httpsGet({ host: '127.0.0.1', port, path: '/readyz', ca, servername }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
+    });
+    request.on('error', reject);
+  });
+}
+
 async function poll<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -85,6 +97,10 @@ const getJson = (args: readonly string[]) => {
 
 beforeAll(() => {
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
+  // The AgentProfile API and the reference profile, which both services read through it.
+  kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-k', join(DEPLOY_DIR, 'base/profiles')]);
   for (const path of ['base/rbac-syncer', 'base/cert-manager', 'base/injector']) {
     const rbac = render(kubectlBin, path).filter((o) => RBAC_KINDS.has(o.kind));
     kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-f', '-'], rbac.map((o) => stringify(o)).join('---\n'));
@@ -114,7 +130,7 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     expect(Buffer.from(caBundle, 'base64').toString('utf8')).toContain('-----BEGIN CERTIFICATE-----');
   });
 
-  it('injector as system:serviceaccount:outrigger-system:outrigger-injector serves the leaf it watches in its Secret, not the stale mounted one', async () => {
+  it('injector as system:serviceaccount:outrigger-system:outrigger-injector serves the leaf it watches in its Secret, not the stale mounted one, and reads the AgentProfiles', async () => {
     const secret = await poll('the serving Secret', () => getJson(['secret', 'outrigger-injector-tls', '-n', ns]));
     const fromSecret = new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64').toString('utf8')).fingerprint256;
     // Files standing in for a mounted Secret the kubelet has not refreshed yet: another certificate.
@@ -148,14 +164,14 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
       if (fingerprint !== fromSecret) await new Promise((r) => setTimeout(r, 200));
     }
     expect(fingerprint).toBe(fromSecret);
+    // Ready means the AgentProfiles were listed (with the ClusterRole of deploy/base/injector).
+    const readyz = await fetchReadyz(port, staleCa.cert + Buffer.from(secret.data['ca.crt'], 'base64').toString('utf8'), serviceName);
+    expect(JSON.parse(readyz).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: ['xxl-job'] });
     expect(readFileSync(join(dir, 'injector.log'), 'utf8')).not.toMatch(/forbidden/i);
   });
 
   it('rbac-syncer as system:serviceaccount:outrigger-system:outrigger-rbac-syncer passes its own permission check, writes its profile ClusterRole and binds the ServiceAccount of an opted-in pod', async () => {
-    await run('rbac-syncer', {
-      PROFILES_FILE: join(DEPLOY_DIR, 'base/rbac-syncer/profiles.yaml'),
-      KUBECONFIG: serviceAccountKubeconfig('outrigger-rbac-syncer'),
-    });
+    await run('rbac-syncer', { KUBECONFIG: serviceAccountKubeconfig('outrigger-rbac-syncer') });
     const role = await poll('ClusterRole xxl-agent-exec', () => getJson(['clusterrole', 'xxl-agent-exec']));
     expect(role.rules.length).toBeGreaterThan(0);
     // An opted-in pod in a labelled namespace: its ServiceAccount gets bound (escalate/bind/patch in use).
@@ -166,7 +182,7 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     const annotations = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'e2e' };
     const plain = stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'app', annotations }, spec: { serviceAccountName: 'agent', containers: [{ name: 'app', image: 'busybox' }] } });
     // Only a pod that carries the injected agent is bound: inject it offline (the webhook's own code).
-    const profiles = await loadProfilesFile(join(DEPLOY_DIR, 'base/rbac-syncer/profiles.yaml'));
+    const profiles = await loadProfilesFile(REFERENCE_PROFILE_FILE);
     if (!profiles.ok) throw new Error(profiles.error);
     const injected = injectManifests(plain, { profiles: profiles.value, injectorVersion: 'e2e', defaultNamespace: team });
     if (!injected.ok) throw new Error(injected.error);
@@ -181,5 +197,14 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
       return list?.some((s) => s.kind === 'ServiceAccount' && s.name === 'agent' && s.namespace === team) ? list : undefined;
     });
     expect(subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: 'agent', namespace: team }));
+    // What it did, on the AgentProfile's status (patched through agentprofiles/status, nothing more).
+    const status = await poll('the AgentProfile status', () => {
+      const s = getJson(['agentprofile', 'xxl-job'])?.status;
+      return s?.boundSubjects >= 1 ? s : undefined;
+    });
+    expect(status.conditions).toEqual([
+      expect.objectContaining({ type: 'Accepted', status: 'True', reason: 'Valid' }),
+      expect.objectContaining({ type: 'Synced', status: 'True', reason: 'Synced' }),
+    ]);
   });
 });

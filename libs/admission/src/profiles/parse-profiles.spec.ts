@@ -182,7 +182,7 @@ describe('parseProfiles', () => {
     ['another kind', 'apiVersion: v1\nkind: ConfigMap\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['a list at the top', '- name: x\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['no spec', 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: x }\n', /^AgentProfile x: spec: is required$/],
-    ['the former format', loadTextFixture('profiles/legacy/two-profiles.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npx tsx tools\/convert-profiles.ts <file>$/],
+    ['the former format', loadTextFixture('profiles/legacy/two-profiles.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run convert-profiles -- <file>$/],
   ])('reports a file that is unusable: %s', (_name, text, message) => {
     expect(errorFor(text)).toMatch(message);
   });

@@ -4,6 +4,9 @@ import type { Cluster } from './cluster.js';
 
 export const INSTALL_NAMESPACE = 'outrigger-system';
 export const LOCAL_OVERLAY = 'deploy/overlays/local';
+/** Installed (and Established) first: the overlays hold AgentProfiles, which need their CRD. */
+export const CRD_KUSTOMIZATION = 'deploy/base/crd';
+export const AGENT_PROFILE_CRD = 'customresourcedefinitions/agentprofiles.outrigger.dev';
 const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:outrigger-injector:443/proxy/readyz`;
 
 /**
@@ -11,6 +14,9 @@ const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:
  * Deployment is available, the webhook has its caBundle and the injector answers through its Service.
  */
 export async function installOutrigger(cluster: Cluster, log: (line: string) => void, overlay = LOCAL_OVERLAY): Promise<void> {
+  log(`kubectl apply -k ${CRD_KUSTOMIZATION}`);
+  await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), CRD_KUSTOMIZATION)]);
+  await cluster.kubectlAsync(['wait', '--for=condition=Established', '--timeout=60s', AGENT_PROFILE_CRD]);
   log(`kubectl apply -k ${overlay}`);
   await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
   await waitForOutrigger(cluster, log);
