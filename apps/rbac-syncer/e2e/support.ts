@@ -28,7 +28,8 @@ export function writeProfileFile(dir: string, ...profiles: AgentProfile[]): stri
 
 export interface SyncerOptions {
   readonly kubeconfigPath: string;
-  readonly profilesFile: string;
+  /** Unset: AgentProfiles through the API. */
+  readonly profilesFile?: string;
   readonly namespace: string;
   readonly lease: string;
   readonly port: number;
@@ -54,7 +55,7 @@ export async function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
     env: {
       PORT: String(o.port),
       KUBECONFIG: o.kubeconfigPath,
-      PROFILES_FILE: o.profilesFile,
+      PROFILES_FILE: o.profilesFile ?? '',
       POD_NAMESPACE: o.namespace,
       GRACE_SECONDS: '2',
       RESYNC_SECONDS: '30',

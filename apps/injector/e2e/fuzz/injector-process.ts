@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 
@@ -20,7 +20,7 @@ export function servingPair(): { ca: Issued; serving: Issued } {
   return { ca, serving };
 }
 
-/** Starts dist/apps/injector/main.js with the built-in profile on a free port. */
+/** Starts dist/apps/injector/main.js with the reference profile file on a free port (PROFILES_FILE: '' for the API). */
 export async function startInjector(pair = servingPair(), extraEnv: Record<string, string> = {}): Promise<RunningInjector> {
   const dir = mkdtempSync(join(tmpdir(), 'injector-fuzz-'));
   const certFile = join(dir, 'tls.crt');

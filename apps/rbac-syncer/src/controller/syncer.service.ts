@@ -84,6 +84,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private elector!: LeaderElector;
   private reconciler!: ProfileReconciler;
   private resyncTimer: NodeJS.Timeout | undefined;
+  private recheckTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private incompleteSince: number | undefined = Date.now();
 
@@ -199,10 +200,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.elector.start();
     this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
     this.resyncTimer.unref();
+    // An admin grants a new profile's permissions after creating it: notice without a restart.
+    this.recheckTimer = setInterval(() => void this.recheckDenied(), PERMISSION_RECHECK_MS);
+    this.recheckTimer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.resyncTimer);
+    clearInterval(this.recheckTimer);
     await this.queue?.shutdown();
     await this.elector?.stop(); // releases the Lease: a standby takes over at once
     await Promise.all(Object.values(this.reflectors()).map((r) => r?.stop()));
@@ -284,6 +289,16 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(`AgentProfile ${profile.name}: cannot check permissions yet: ${error instanceof Error ? error.message : String(error)}`);
       setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods.relist(), this.enqueueAll())), 5_000).unref();
     }
+  }
+
+  /** Asks again for the profiles the syncer lacked permissions for; those now granted take effect. */
+  private async recheckDenied(): Promise<void> {
+    const denied = this.inForce.filter(({ profile }) => (this.missing.get(permissionKey(profile))?.length ?? 0) > 0);
+    if (denied.length === 0) return;
+    denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
+    await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
+    if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
+    else denied.forEach(({ profile }) => this.queue.add(profile.name));
   }
 
   private watchGuard(): void {
@@ -415,6 +430,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.statusWritten.set(name, status);
   }
 }
+
+/** How often permissions missing for a profile are asked for again. */
+const PERMISSION_RECHECK_MS = 15_000;
 
 function bindingId(profile: AgentProfile | undefined): string | undefined {
   return profile?.rbac ? `${profile.rbac.binding.kind}/${profile.rbac.binding.name}` : undefined;

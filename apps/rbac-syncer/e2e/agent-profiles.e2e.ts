@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { agentProfileObject, referenceProfile, type AgentProfile } from '@outrigger/admission';
+import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { bindingSubjects, createPod, eventually, LABELS, sa, startSyncer } from './support.js';
+
+// The syncer with AgentProfiles from the API: a profile takes effect, follows an edit, reports on
+// its status, survives a bad edit and, deleted, leaves an emptied binding behind after the grace.
+const cp = inject('controlPlane');
+const kc = kubeConfigFrom(cp.kubeconfigPath);
+const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-profiles-'));
+const NAME = 'api-profile-exec';
+const reference = referenceProfile();
+const profile: AgentProfile = { ...reference, rbac: { clusterRole: NAME, binding: { kind: 'ClusterRoleBinding', name: NAME }, rules: reference.rbac?.rules ?? [] } };
+let syncer: ManagedProcess | undefined;
+
+function kubectl(args: readonly string[], input?: string): string {
+  return execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+interface Status {
+  observedGeneration?: number;
+  boundSubjects?: number;
+  conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
+}
+
+const status = async (): Promise<Status> => (JSON.parse(kubectl(['get', 'agentprofile', profile.name, '-o', 'json'])) as { status?: Status }).status ?? {};
+const condition = (s: Status, type: string) => s.conditions?.find((c) => c.type === type);
+
+beforeAll(async () => {
+  kubectl(['apply', '--server-side', '-k', join(repoRoot(), 'deploy/base/crd')]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  const own = await createTestNamespace(kc, 'profiles-sys');
+  syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port: await freePort(), name: 'profiles-syncer', dir });
+});
+
+afterAll(async () => {
+  await syncer?.stop();
+  kubectl(['delete', '--ignore-not-found', 'agentprofile', profile.name]);
+});
+
+describe('rbac-syncer with AgentProfiles from the API', () => {
+  it('binds for a new profile within seconds and says so on its status', async () => {
+    const ns = await createTestNamespace(kc, 'profiles-a', LABELS);
+    await createPod(kc, ns);
+    kubectl(['apply', '--server-side', '-f', '-'], stringify(agentProfileObject(profile)));
+    await eventually(() => bindingSubjects(kc, NAME), (s) => Array.isArray(s) && s.includes(sa(ns)), 'the new profile to bind');
+    const synced = await eventually(status, (s) => condition(s, 'Synced')?.status === 'True' && (s.boundSubjects ?? 0) >= 1, 'the status');
+    expect(synced.observedGeneration).toBe(1);
+    expect(condition(synced, 'Accepted')).toMatchObject({ status: 'True', reason: 'Valid', observedGeneration: 1 });
+    expect(condition(synced, 'Synced')?.message).toMatch(new RegExp(`^ClusterRoleBinding ${NAME} binds \\d+ ServiceAccount\\(s\\) to ClusterRole ${NAME}$`));
+    // kubectl get shows it in the printer columns.
+    const table = kubectl(['get', 'agentprofile', profile.name]);
+    expect(table.split('\n')[1]).toMatch(/^xxl-job\s+xxl-agent\/\s+.*ClusterRoleBinding\s+True\s+\d+\s+/);
+  });
+
+  it('follows an edit of the rules, and keeps the last good generation through a bad one', async () => {
+    const rules = [...(profile.rbac?.rules ?? []), { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] }];
+    kubectl(['patch', 'agentprofile', profile.name, '--type=merge', '-p', JSON.stringify({ spec: { rbac: { rules } } })]);
+    await eventually(
+      async () => JSON.parse(kubectl(['get', 'clusterrole', NAME, '-o', 'json'])) as { rules: { resources: string[] }[] },
+      (role) => role.rules.some((r) => r.resources.includes('pods/log')),
+      'the ClusterRole to follow the edit',
+    );
+    // A pattern the API server cannot judge; the services can.
+    kubectl(['patch', 'agentprofile', profile.name, '--type=json', '-p', '[{"op":"add","path":"/spec/parameters/2/pattern","value":"(unclosed"}]']);
+    const refused = await eventually(status, (s) => condition(s, 'Accepted')?.status === 'False', 'the bad generation to be refused');
+    expect(condition(refused, 'Accepted')).toMatchObject({ reason: 'Invalid', observedGeneration: 3 });
+    expect(condition(refused, 'Accepted')?.message).toMatch(/^spec\.parameters\[2\]\.pattern: invalid regular expression .* \(generation 2 stays in force\)$/);
+    expect(condition(refused, 'Synced')).toMatchObject({ status: 'True', observedGeneration: 2 });
+    const role = JSON.parse(kubectl(['get', 'clusterrole', NAME, '-o', 'json'])) as { rules: { resources: string[] }[] };
+    expect(role.rules.some((r) => r.resources.includes('pods/log'))).toBe(true);
+  });
+
+  it('empties the binding of a deleted profile after the grace period', async () => {
+    expect((await bindingSubjects(kc, NAME))?.length).toBeGreaterThan(0);
+    kubectl(['delete', 'agentprofile', profile.name]);
+    await eventually(() => bindingSubjects(kc, NAME), (s) => Array.isArray(s) && s.length === 0, 'the binding to be emptied');
+  });
+});
