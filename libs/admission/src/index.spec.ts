@@ -8,7 +8,8 @@ describe('public API', () => {
     if (!body.ok) throw new Error(body.error);
     const review = admission.parseAdmissionReview(body.value);
     if (!review.ok) throw new Error(review.error);
-    const profiles = { value: [admission.referenceProfile()] };
+    const reference = admission.referenceProfile();
+    const profiles = { value: [reference] };
     const extension = admission.sidecarExtension({
       profiles: profiles.value,
       injectorVersion: '1.2.3',
@@ -19,7 +20,7 @@ describe('public API', () => {
     expect(wire.response.uid).toBe(review.value.request.uid);
     expect(wire.response.auditAnnotations).toEqual({ [admission.AUDIT_DECISION_KEY]: admission.DECISION_INJECTED });
     const patched = admission.applyPatchCopy(review.value.request.object ?? {}, admission.decodePatch(wire.response.patch ?? ''));
-    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': admission.statusValue(profiles.value[0]!, '1.2.3') } });
+    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': admission.statusValue(reference, '1.2.3') } });
   });
 
   it('exports what the webhook app, the RBAC syncer and the CLI need', () => {
