@@ -17,3 +17,4 @@ export * from './reflector.js';
 export * from './resource-discovery.js';
 export * from './watch-stream.js';
 export * from './work-queue.js';
+export * from './controller.js';
