@@ -146,6 +146,10 @@ export class Controller {
     return this.elector?.identity;
   }
 
+  hasWatch(name: string): boolean {
+    return this.declared.has(name);
+  }
+
   /** Every named watch has completed a list (a watch not declared counts as not synced). */
   hasSynced(...names: string[]): boolean {
     return names.every((name) => this.declared.get(name)?.status().hasSynced === true);

@@ -15,17 +15,17 @@ import {
   type ProfileVerdict,
 } from '@outrigger/admission';
 import {
+  Controller,
   describePermission,
   EventRecorder,
-  LeaderElector,
   loadKubeClient,
   missingPermissions,
-  Reflector,
   resourcePath,
-  WorkQueue,
   type KubeClient,
   type KubeObject,
+  type Reflector,
   type ReflectorStatus,
+  type WatchOptions,
 } from '@outrigger/kube';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
@@ -72,18 +72,13 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly missing = new Map<string, string[]>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
   private kc!: KubeClient;
+  private controller!: Controller;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
   private pods!: Reflector<PodView>;
   private namespaces!: Reflector<true>;
-  private bindings!: Reflector<string>;
-  private roleBindings: Reflector<string> | undefined;
-  private clusterRoles!: Reflector<string>;
   /** Only once a profile binds cluster-wide: the guard that confines those bindings' exec. */
   private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
-  private queue!: WorkQueue;
-  private elector!: LeaderElector;
   private reconciler!: ProfileReconciler;
-  private resyncTimer: NodeJS.Timeout | undefined;
   private recheckTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private incompleteSince: number | undefined = Date.now();
@@ -112,71 +107,62 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
     }
 
-    this.queue = new WorkQueue({
-      onError: (key, error, retryIn) => {
-        this.metrics.reconciles.inc({ profile: key, result: 'error' });
-        this.logger.warn(`reconcile ${key} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+    const profileKeys = () => [...new Set([...this.inForce.map((p) => p.profile.name), ...this.verdicts.keys(), ...this.retired.keys()])];
+    this.controller = new Controller(this.kc, {
+      keys: profileKeys,
+      log: this.logger,
+      resyncMs: this.config.resyncMs,
+      deadStreamTimeoutMs: this.config.watchDeadMs,
+      leaderElection: {
+        namespace: lease.namespace,
+        name: lease.name,
+        leaseDurationMs: this.config.lease.durationMs,
+        renewDeadlineMs: Math.round((this.config.lease.durationMs * 2) / 3),
+        retryPeriodMs: Math.round((this.config.lease.durationMs * 2) / 15),
+        onStartedLeading: () => {
+          this.metrics.leader.set(1);
+          this.logger.log(`became the leader (${this.controller.identity}); reconciling every profile`);
+          this.statusWritten.clear();
+        },
+        onStoppedLeading: () => {
+          this.metrics.leader.set(0);
+          this.logger.warn(`lost the lease ${lease.namespace}/${lease.name}; no longer writing`);
+        },
       },
     });
-    const enqueueProfiles = (view: PodView) => view.profiles.forEach((p) => this.queue.add(p));
-
-    this.pods = this.reflector<PodView>('pods', {
+    const known = (profile: string): string[] => this.known(profile);
+    this.pods = this.controller.watches<PodView>('pods', {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: 100,
       project: (pod) => projectPod(pod as never, this.profiles()),
       equals: samePodView,
-      onAdd: (_k, v) => enqueueProfiles(v),
-      onUpdate: (_k, v, old) => (enqueueProfiles(v), enqueueProfiles(old)),
-      onDelete: (_k, old) => enqueueProfiles(old),
-      onSynced: () => this.enqueueAll(),
+      mapper: (view) => view.profiles,
     });
-    this.namespaces = this.reflector<true>('namespaces', {
+    this.namespaces = this.controller.watches<true>('namespaces', {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
       project: () => true,
-      onAdd: () => this.enqueueAll(),
-      onDelete: () => this.enqueueAll(),
-      onSynced: () => this.enqueueAll(),
     });
     // Our own bindings and roles: a hand edit is repaired at once, not at the next resync.
-    this.bindings = this.reflector<string>('clusterrolebindings', this.ownObjects('clusterrolebindings', ['subjects', 'roleRef']));
-    this.clusterRoles = this.reflector<string>('clusterroles', this.ownObjects('clusterroles', ['rules']));
+    this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
+    this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
     if (fromApi) {
-      this.profileObjects = this.reflector<ProfileObjectView>('agentprofiles', {
+      this.profileObjects = this.controller.watches<ProfileObjectView>('agentprofiles', {
         path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: 'agentprofiles' }),
         project: (obj) => {
           const entry = agentProfileEntry(obj);
           const conditions = (obj as { status?: { conditions?: StoredCondition[] } }).status?.conditions ?? [];
           return entry ? { entry, conditions } : undefined;
         },
-        onAdd: () => this.resolveFromApi(),
-        onUpdate: () => this.resolveFromApi(),
-        onDelete: () => this.resolveFromApi(),
-        onSynced: () => this.resolveFromApi(),
+        onChange: () => this.resolveFromApi(),
+        // resolveFromApi queues the profiles whose verdict changed; a status update of ours changes none.
+        mapper: () => [],
+        resyncOnList: false,
       });
     }
 
-    this.elector = new LeaderElector(this.kc, {
-      namespace: lease.namespace,
-      name: lease.name,
-      leaseDurationMs: this.config.lease.durationMs,
-      renewDeadlineMs: Math.round((this.config.lease.durationMs * 2) / 3),
-      retryPeriodMs: Math.round((this.config.lease.durationMs * 2) / 15),
-      onStartedLeading: () => {
-        this.metrics.leader.set(1);
-        this.logger.log(`became the leader (${this.elector.identity}); reconciling every profile`);
-        this.statusWritten.clear();
-        this.enqueueAll();
-      },
-      onStoppedLeading: () => {
-        this.metrics.leader.set(0);
-        this.logger.warn(`lost the lease ${lease.namespace}/${lease.name}; no longer writing`);
-      },
-      onNewLeader: (identity) => this.logger.log(`leader is ${identity}`),
-      onError: (_e, info) => this.logger.warn(`leader election: ${info.message}`),
-    });
-    const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.elector.identity, logger: (m) => this.logger.warn(m) });
+    const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.controller.identity ?? 'rbac-syncer', logger: (m) => this.logger.warn(m) });
     this.reconciler = new ProfileReconciler({
       kc: this.kc,
       view: {
@@ -192,40 +178,38 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       log: this.logger,
     });
 
-    this.metrics.observeWatches(() => Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [{ resource, ...r.status() }] : [])));
-    this.metrics.observeExecGuard(() => (this.guard ? this.execGuardProblem() === undefined : undefined));
+    this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
+    this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
     if (!fromApi) await this.useProfiles(initial.map((profile) => ({ profile, generation: 0 })));
-    Object.values(this.reflectors()).forEach((r) => r?.start());
-    void this.queue.process((key) => this.reconcile(key));
-    this.elector.start();
-    this.resyncTimer = setInterval(() => this.enqueueAll(), this.config.resyncMs);
-    this.resyncTimer.unref();
+    this.controller.run(
+      (key) => this.reconcile(key),
+      (key, error, retryIn) => {
+        this.metrics.reconciles.inc({ profile: key, result: 'error' });
+        this.logger.warn(`reconcile ${key} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
     // An admin grants a new profile's permissions after creating it: notice without a restart.
     this.recheckTimer = setInterval(() => void this.recheckDenied(), PERMISSION_RECHECK_MS);
     this.recheckTimer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.resyncTimer);
     clearInterval(this.recheckTimer);
-    await this.queue?.shutdown();
-    await this.elector?.stop(); // releases the Lease: a standby takes over at once
-    await Promise.all(Object.values(this.reflectors()).map((r) => r?.stop()));
+    await this.controller?.shutdown();
   }
 
   status(): SyncerStatus {
-    const watches = Object.fromEntries(Object.entries(this.reflectors()).flatMap(([resource, r]) => (r ? [[resource, r.status()]] : [])));
-    const all = Object.values(watches);
-    const synced = all.length > 0 && all.every((s) => s.hasSynced);
+    // Before onModuleInit (or if it failed): nothing watched yet.
+    const { watches, synced, leader } = this.controller?.status() ?? { watches: {}, synced: false, leader: false };
     const complete = this.viewComplete();
     return {
       profiles: this.inForce.map((p) => p.profile.name),
       synced,
       viewComplete: complete,
       incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
-      leader: this.elector?.isLeader() ?? false,
+      leader,
       watches,
-      ...(this.guard ? { execGuardProblem: this.execGuardProblem() } : {}),
+      ...(this.guardWatched ? { execGuardProblem: this.execGuardProblem() } : {}),
     };
   }
 
@@ -244,7 +228,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         const line = `AgentProfile ${verdict.name} generation ${verdict.generation}: ${verdict.message}`;
         if (verdict.accepted) this.logger.log(line);
         else this.logger.error(line);
-        this.queue.add(verdict.name); // its status follows
+        this.controller.enqueue(verdict.name); // its status follows
       }
     }
     this.verdicts = new Map(set.verdicts.map((v) => [v.name, v]));
@@ -269,13 +253,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     for (const [name, old] of before) if (!next.some((p) => p.profile.name === name)) this.retired.set(name, old);
     await Promise.all(next.map(({ profile }) => this.checkPermissions(profile)));
     if (next !== this.inForce) return; // a newer set arrived meanwhile
+    // Watches only some profiles need, declared when the first such profile arrives.
     const withRbac = this.profiles();
-    if (!this.roleBindings && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
-      this.roleBindings = this.reflector<string>('rolebindings', this.ownObjects('rolebindings', ['subjects', 'roleRef'])).start();
+    if (!this.controller.hasWatch('rolebindings') && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
+      this.controller.watches('rolebindings', ownObjects('rolebindings', ['subjects', 'roleRef'], (profile) => this.known(profile)));
     }
-    if (!this.guard && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
+    if (!this.guardWatched && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
     this.pods.relist();
-    this.enqueueAll();
+    this.controller.enqueueAll();
   }
 
   private async checkPermissions(profile: AgentProfile): Promise<void> {
@@ -287,7 +272,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       if (missing.length > 0) this.logger.error(`AgentProfile ${profile.name}: not synced, the rbac-syncer lacks ${this.missing.get(key)?.join(', ')}`);
     } catch (error) {
       this.logger.warn(`AgentProfile ${profile.name}: cannot check permissions yet: ${error instanceof Error ? error.message : String(error)}`);
-      setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods.relist(), this.enqueueAll())), 5_000).unref();
+      setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods.relist(), this.controller.enqueueAll())), 5_000).unref();
     }
   }
 
@@ -298,60 +283,29 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
     await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
     if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
-    else denied.forEach(({ profile }) => this.queue.add(profile.name));
+    else denied.forEach(({ profile }) => this.controller.enqueue(profile.name));
   }
 
+  /** The exec guard's policy and binding, by name: their changes concern every cluster-wide profile. */
   private watchGuard(): void {
     const name = this.config.execGuardName;
-    const enqueueClusterWide = () => this.profiles().filter((p) => p.rbac?.binding.kind === 'ClusterRoleBinding').forEach((p) => this.queue.add(p.name));
+    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [p.name] : []));
     const watch = <P>(resource: string, project: (obj: KubeObject) => P) =>
-      this.reflector<P>(resource, {
+      this.controller.watches<P>(resource, {
         path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
         fieldSelector: `metadata.name=${name}`,
         project,
-        onAdd: enqueueClusterWide,
-        onUpdate: enqueueClusterWide,
-        onDelete: enqueueClusterWide,
-        onSynced: enqueueClusterWide,
-      }).start();
-    this.guard = { policy: watch('validatingadmissionpolicies', projectGuardPolicy), binding: watch('validatingadmissionpolicybindings', projectGuardBinding) };
+        mapper: clusterWide,
+      });
+    this.guard = { policy: watch(GUARD_POLICIES, projectGuardPolicy), binding: watch(GUARD_BINDINGS, projectGuardBinding) };
   }
 
-  private reflector<P>(what: string, options: Omit<ConstructorParameters<typeof Reflector<P>>[1], 'deadStreamTimeoutMs' | 'onError'>): Reflector<P> {
-    return new Reflector<P>(this.kc, {
-      ...options,
-      deadStreamTimeoutMs: this.config.watchDeadMs,
-      onError: (_e, info) => this.logger.warn(`watch ${what}: ${info.message}`),
-    });
+  private get guardWatched(): boolean {
+    return this.guard !== undefined;
   }
 
-  /** Our own objects of a kind, projected to their profile label and the fields we keep equal. */
-  private ownObjects(resource: string, fields: readonly string[]) {
-    const enqueue = (projection: string) => {
-      const profile = (JSON.parse(projection) as [string])[0];
-      if (this.inForce.some((p) => p.profile.name === profile) || this.retired.has(profile)) this.queue.add(profile);
-    };
-    return {
-      path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource }),
-      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-      project: (obj: KubeObject) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', ...fields.map((f) => obj[f] ?? null)]),
-      onUpdate: (_k: string, v: string) => enqueue(v),
-      onDelete: (_k: string, old: string) => enqueue(old),
-    };
-  }
-
-  /** Every watch by resource; absent ones (not needed by any profile yet) undefined. */
-  private reflectors(): Record<string, Reflector<unknown> | undefined> {
-    return {
-      agentprofiles: this.profileObjects,
-      pods: this.pods,
-      namespaces: this.namespaces,
-      clusterrolebindings: this.bindings,
-      rolebindings: this.roleBindings,
-      clusterroles: this.clusterRoles,
-      validatingadmissionpolicies: this.guard?.policy,
-      validatingadmissionpolicybindings: this.guard?.binding,
-    } as Record<string, Reflector<unknown> | undefined>;
+  private known(profile: string): string[] {
+    return this.inForce.some((p) => p.profile.name === profile) || this.retired.has(profile) ? [profile] : [];
   }
 
   /** Undefined when no profile binds cluster-wide or the guard is in force; unknown until both watches listed. */
@@ -370,17 +324,11 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return complete;
   }
 
-  private enqueueAll(): void {
-    this.inForce.forEach((p) => this.queue?.add(p.profile.name));
-    this.verdicts.forEach((_v, name) => this.queue?.add(name));
-    this.retired.forEach((_p, name) => this.queue?.add(name));
-  }
-
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
     const retired = this.retired.get(key);
-    const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !Object.values(this.guard ?? {}).every((r) => r.status().hasSynced);
-    if (!this.elector.isLeader() || !this.pods.status().hasSynced || !this.namespaces.status().hasSynced || guardUnknown) {
+    const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
+    if (!this.controller.hasSynced('pods', 'namespaces') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }
@@ -429,6 +377,20 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.writes.inc({ kind: 'AgentProfile', verb: 'status' });
     this.statusWritten.set(name, status);
   }
+}
+
+const GUARD_POLICIES = 'validatingadmissionpolicies';
+const GUARD_BINDINGS = 'validatingadmissionpolicybindings';
+
+/** Our own objects of a kind, projected to their profile label and the fields we keep equal; a change concerns that profile. */
+function ownObjects(resource: string, fields: readonly string[], known: (profile: string) => string[]): WatchOptions<string> {
+  return {
+    path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource }),
+    labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+    project: (obj: KubeObject) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', ...fields.map((f) => obj[f] ?? null)]),
+    mapper: (projection) => known((JSON.parse(projection) as [string])[0]),
+    resyncOnList: false,
+  };
 }
 
 /** How often permissions missing for a profile are asked for again. */
