@@ -51,7 +51,7 @@ export {
   type MutationFailure,
   type PodMutation,
 } from './mutate.js';
-export { admissionContext, isPodCreate, NOT_POD_CREATE_REASON, reviewResponse, type ReviewOutcome } from './review-response.js';
+export { admissionContext, isPodCreate, NOT_POD_CREATE_REASON, reviewResponse, type ReviewOutcome, type ReviewResult } from './review-response.js';
 
 // Agent profiles
 export {

@@ -34,6 +34,7 @@ describe('reviewResponse', () => {
       response: { uid: review.request.uid, allowed: true, auditAnnotations: { decision: 'skipped:not-pod-create' } },
     });
     expect(outcome.decision).toBe('skipped:not-pod-create');
+    expect(outcome.result).toBe('skipped');
     expect(extension.seen).toEqual([]);
   });
 
@@ -46,6 +47,7 @@ describe('reviewResponse', () => {
       { op: 'add', path: '/spec/containers/2', value: { name: 'marker' } },
     ]);
     expect(outcome.reply.response.auditAnnotations).toEqual({ decision: 'injected' });
+    expect(outcome.result).toBe('mutated');
   });
 
   it('treats dry-run exactly like a real request', () => {
@@ -67,6 +69,7 @@ describe('reviewResponse', () => {
       status: { code: 400, message: 'bad annotation', reason: 'BadRequest' },
       auditAnnotations: { decision: 'denied:invalid-annotation' },
     });
+    expect(outcome.result).toBe('denied');
   });
 
   it('surfaces an extension failure next to an unchanged admission', () => {
@@ -81,6 +84,7 @@ describe('reviewResponse', () => {
     expect(outcome.reply.response.allowed).toBe(true);
     expect(outcome.reply.response.patch).toBeUndefined();
     expect(outcome.reply.response.auditAnnotations).toEqual({ decision: 'skipped:internal-error' });
+    expect(outcome.result).toBe('failed');
     expect(outcome.failure?.extension).toBe('broken');
     expect(outcome.reply.response.warnings).toHaveLength(1);
   });

@@ -7,9 +7,13 @@ import { allowedResponse, deniedResponse } from './response.js';
 
 export const NOT_POD_CREATE_REASON = 'not-pod-create';
 
+/** What happened to the pod, for metrics and logs (the audit `decision` string says it for people). */
+export type ReviewResult = 'mutated' | 'skipped' | 'denied' | 'failed';
+
 export interface ReviewOutcome {
   /** The AdmissionReview to send back, in the request's apiVersion and with its uid. */
   readonly reply: AdmissionReviewReply;
+  readonly result: ReviewResult;
   /** The audit decision, also sent as the `decision` audit annotation. */
   readonly decision: string;
   /** Absent when the request was not a pod CREATE. */
@@ -26,7 +30,7 @@ export function reviewResponse(review: AdmissionReview, extensions: readonly Ext
   const { request } = review;
   if (!isPodCreate(request) || request.object === undefined) {
     const decision = skippedDecision(NOT_POD_CREATE_REASON);
-    return { reply: allowedResponse(review, { auditAnnotations: { [AUDIT_DECISION_KEY]: decision } }), decision };
+    return { reply: allowedResponse(review, { auditAnnotations: { [AUDIT_DECISION_KEY]: decision } }), result: 'skipped', decision };
   }
   const mutation = mutatePod(request.object, admissionContext(request), extensions);
   const auditAnnotations = { [AUDIT_DECISION_KEY]: mutation.decision };
@@ -36,10 +40,17 @@ export function reviewResponse(review: AdmissionReview, extensions: readonly Ext
       : allowedResponse(review, { patch: mutation.patch, warnings: mutation.warnings, auditAnnotations });
   return {
     reply,
+    result: resultOf(mutation),
     decision: mutation.decision,
     mutation,
     ...(mutation.outcome === 'allowed' && mutation.failure ? { failure: mutation.failure } : {}),
   };
+}
+
+function resultOf(mutation: PodMutation): ReviewResult {
+  if (mutation.outcome === 'denied') return 'denied';
+  if (mutation.failure) return 'failed';
+  return mutation.reports.some(({ result }) => result.type === 'mutated') ? 'mutated' : 'skipped';
 }
 
 export function isPodCreate(request: AdmissionRequest): boolean {

@@ -10,6 +10,7 @@ import {
   type AdmissionReviewReply,
   type Extension,
   type Result,
+  type ReviewResult,
   err,
   ok,
 } from '@outrigger/admission';
@@ -72,7 +73,7 @@ export class AdmissionService {
       const where = outcome.failure.extension ?? 'patch check';
       this.logger.error(`admitted pod unchanged after an internal error in ${where} (uid ${review.value.request.uid}): ${String(outcome.failure.error)}`);
     }
-    this.metrics.requests.inc({ outcome: outcomeOf(outcome.decision, Boolean(outcome.failure)) });
+    this.metrics.requests.inc({ outcome: OUTCOMES[outcome.result] });
     this.metrics.mutationSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     return ok(outcome.reply);
   }
@@ -83,9 +84,4 @@ export class AdmissionService {
   }
 }
 
-function outcomeOf(decision: string, failed: boolean): AdmissionOutcome {
-  if (failed) return 'error';
-  if (decision.startsWith('denied')) return 'denied';
-  if (decision.startsWith('skipped')) return 'skipped';
-  return 'injected';
-}
+const OUTCOMES: Record<ReviewResult, AdmissionOutcome> = { mutated: 'injected', skipped: 'skipped', denied: 'denied', failed: 'error' };
