@@ -72,7 +72,7 @@ beforeAll(async () => {
       TLS_CERT_FILE: join(dir, 'tls.crt'),
       TLS_KEY_FILE: join(dir, 'tls.key'),
       PROFILES_FILE: join(dir, 'profiles.yaml'),
-      FILE_POLL_SECONDS: '1',
+      FILE_POLL: '1s',
     },
     readyUrl: `https://127.0.0.1:${port}/readyz`,
     ca: ca.cert,

@@ -1,4 +1,5 @@
 export * from './bootstrap.js';
+export * from './duration.js';
 export * from './env.js';
 export * from './logging.js';
 export * from './metrics.module.js';

@@ -20,7 +20,7 @@ describe('certManagerConfig', () => {
     expect(config.rotation.serviceName).toBe('outrigger-injector');
     expect(config.rotation.leafLifetimeMs).toBe(90 * 86_400_000);
     expect(config.webhooks).toEqual({ names: [], selectByAnnotation: true, register: undefined });
-    expect(config.lease).toEqual({ name: 'outrigger-cert-manager', durationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    expect(config.lease).toEqual({ name: 'outrigger-cert-manager', namespace: 'outrigger-system', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
   });
 
   it('reads durations, lists and the register mode', () => {

@@ -1,35 +1,18 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import type { WebhookClientTarget } from '@outrigger/admission';
 import { BACKDATE_MS } from '@outrigger/pki';
-import { envField, parseEnv } from '@outrigger/service';
+import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
 import { rotationConfigProblems, withRotationDefaults, type RotationConfig } from '../rotation/index.js';
-import { parseDuration } from './duration.js';
 
 const MINUTE = 60_000;
 
-/** An optional duration variable (`90d`, `1h30m`, `45s`); undefined keeps the default. */
-const duration = () =>
-  z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === '') return undefined;
-      try {
-        return parseDuration(value);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    });
+const duration = envField.optionalDuration;
 
 const schema = z.object({
+  /** POD_NAMESPACE (required) holds both Secrets, the Service and the Lease. */
+  ...serviceEnv({ leaseName: 'outrigger-cert-manager' }),
   PORT: envField.port(8080),
-  /** The install namespace: holds both Secrets, the Service and the Lease (downward API). */
-  POD_NAMESPACE: z.string().min(1, 'the install namespace is required (set it from the downward API)'),
-  POD_NAME: z.string().optional(),
-  /** Unset: in-cluster credentials. */
-  KUBECONFIG: z.string().optional(),
   CA_SECRET_NAME: z.string().min(1).default('outrigger-webhook-ca'),
   SERVING_SECRET_NAME: z.string().min(1).default('outrigger-injector-tls'),
   SERVICE_NAME: z.string().min(1).default('outrigger-injector'),
@@ -54,10 +37,6 @@ const schema = z.object({
   WEBHOOK_URL_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOK_SERVICE_PORT: z.coerce.number().int().min(1).max(65535).default(443),
   WEBHOOK_FAILURE_POLICY: z.enum(['Fail', 'Ignore']).default('Fail'),
-  LEASE_NAME: z.string().min(1).default('outrigger-cert-manager'),
-  LEASE_DURATION: duration(),
-  LEASE_RENEW_DEADLINE: duration(),
-  LEASE_RETRY_PERIOD: duration(),
   /** /readyz fails when the serving leaf expires sooner than this. */
   READY_MIN_VALIDITY: duration(),
 });
@@ -118,12 +97,7 @@ export const certManagerConfig = registerAs('certManager', () => {
         ? { name: env.WEBHOOK_CONFIGURATION_NAME, client, failurePolicy: env.WEBHOOK_FAILURE_POLICY }
         : undefined,
     },
-    lease: {
-      name: env.LEASE_NAME,
-      durationMs: env.LEASE_DURATION ?? 15_000,
-      renewDeadlineMs: env.LEASE_RENEW_DEADLINE ?? 10_000,
-      retryPeriodMs: env.LEASE_RETRY_PERIOD ?? 2_000,
-    },
+    lease: leaseSettings(env),
     /** Wall-clock check: never longer than the planner's recheck bound, at most every 30 s. */
     wallClockCheckMs: Math.min(30_000, rotation.recheckMs),
     readyMinValidityMs: env.READY_MIN_VALIDITY,

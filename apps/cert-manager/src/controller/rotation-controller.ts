@@ -82,12 +82,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
       ),
     };
     this.elector = new LeaderElector(kc, {
-      namespace: config.namespace,
-      name: config.lease.name,
-      ...(config.instance ? { identity: config.instance } : {}),
-      leaseDurationMs: config.lease.durationMs,
-      renewDeadlineMs: config.lease.renewDeadlineMs,
-      retryPeriodMs: config.lease.retryPeriodMs,
+      ...config.lease,
       onStartedLeading: () => {
         this.log.log(`leading as ${this.elector.identity}`);
         this.metrics.leader.set(1);

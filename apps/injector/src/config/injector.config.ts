@@ -24,7 +24,7 @@ const schema = z.object({
   /** The injector's own namespace: never mutated (set from the downward API). */
   POD_NAMESPACE: z.string().default('outrigger-system'),
   /** Polling interval for file changes, on top of inotify (ConfigMap and Secret volumes swap symlinks). */
-  FILE_POLL_SECONDS: envField.seconds(10),
+  FILE_POLL: envField.duration('10s'),
   /** The API server sends pods up to ~1.5 MiB, plus oldObject on updates. */
   BODY_LIMIT_BYTES: z.coerce.number().int().min(3 * 1024 * 1024).default(8 * 1024 * 1024),
 });
@@ -42,7 +42,7 @@ export const injectorConfig = registerAs('injector', () => {
     kubeconfig: env.KUBECONFIG,
     profilesFile: env.PROFILES_FILE,
     ownNamespace: env.POD_NAMESPACE,
-    filePollMs: env.FILE_POLL_SECONDS * 1000,
+    filePollMs: env.FILE_POLL,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
   };
 });

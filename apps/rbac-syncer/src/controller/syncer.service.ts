@@ -91,7 +91,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const fromApi = !this.config.profilesFile;
     this.kc = loadKubeClient(this.config.kubeconfig);
-    const lease = { namespace: this.config.lease.namespace, name: this.config.lease.name };
+    const lease = this.config.lease;
     let initial: AgentProfile[] = [];
     if (this.config.profilesFile) {
       const loaded = await loadProfilesFile(this.config.profilesFile);
@@ -114,11 +114,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       resyncMs: this.config.resyncMs,
       deadStreamTimeoutMs: this.config.watchDeadMs,
       leaderElection: {
-        namespace: lease.namespace,
-        name: lease.name,
-        leaseDurationMs: this.config.lease.durationMs,
-        renewDeadlineMs: Math.round((this.config.lease.durationMs * 2) / 3),
-        retryPeriodMs: Math.round((this.config.lease.durationMs * 2) / 15),
+        ...this.config.lease,
         onStartedLeading: () => {
           this.metrics.leader.set(1);
           this.logger.log(`became the leader (${this.controller.identity}); reconciling every profile`);
