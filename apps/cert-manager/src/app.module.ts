@@ -1,13 +1,12 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
-import { MetricsModule } from '@outrigger/service';
+import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
 import { certManagerConfig } from './config/cert-manager.config.js';
 import { kubeProviders } from './controller/kube.providers.js';
 import { RotationController } from './controller/rotation-controller.js';
 import { RotationReconciler } from './controller/rotation-reconciler.js';
 import { CertManagerHealth } from './health/cert-manager.health.js';
-import { HealthController } from './health/health.controller.js';
 import { CertManagerMetrics } from './metrics/cert-manager.metrics.js';
 
 @Module({
@@ -17,6 +16,6 @@ import { CertManagerMetrics } from './metrics/cert-manager.metrics.js';
     MetricsModule.forRoot({ service: 'cert-manager' }),
   ],
   controllers: [HealthController],
-  providers: [...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
+  providers: [{ provide: HEALTH_CHECKS, useExisting: CertManagerHealth }, ...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
 })
 export class AppModule {}

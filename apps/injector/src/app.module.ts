@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
-import { MetricsModule } from '@outrigger/service';
+import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
 import { AdmissionService } from './admission/admission.service.js';
 import { MutateRoute } from './admission/mutate.route.js';
 import { injectorConfig } from './config/injector.config.js';
-import { HealthController } from './health/health.controller.js';
 import { InjectorHealth } from './health/injector.health.js';
 import { InjectorMetrics } from './metrics/injector.metrics.js';
 import { ProfilesService } from './profiles/profiles.service.js';
@@ -19,6 +18,6 @@ import { SecretCertificateSource } from './tls/secret-certificate.source.js';
     MetricsModule.forRoot({ service: 'injector' }),
   ],
   controllers: [HealthController],
-  providers: [MutateRoute, AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
+  providers: [{ provide: HEALTH_CHECKS, useExisting: InjectorHealth }, MutateRoute, AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

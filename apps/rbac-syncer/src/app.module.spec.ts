@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppModule } from './app.module.js';
 import { SyncerService } from './controller/syncer.service.js';
-import { HealthController } from './health/health.controller.js';
+import { HealthController } from '@outrigger/service';
 import { RbacSyncerHealth } from './health/rbac-syncer.health.js';
 import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
 

@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
-import { MetricsModule } from '@outrigger/service';
+import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
 import { rbacSyncerConfig } from './config/rbac-syncer.config.js';
 import { SyncerService } from './controller/syncer.service.js';
-import { HealthController } from './health/health.controller.js';
 import { RbacSyncerHealth } from './health/rbac-syncer.health.js';
 import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
 
@@ -15,6 +14,6 @@ import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
     MetricsModule.forRoot({ service: 'rbac-syncer' }),
   ],
   controllers: [HealthController],
-  providers: [SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
+  providers: [{ provide: HEALTH_CHECKS, useExisting: RbacSyncerHealth }, SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
 })
 export class AppModule {}

@@ -1,15 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthChecks } from '@outrigger/service';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { CertificateWatcher } from '../tls/certificate-watcher.js';
 
 @Injectable()
-export class InjectorHealth {
+export class InjectorHealth implements HealthChecks {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly profilesService: ProfilesService,
     private readonly certificates: CertificateWatcher,
   ) {}
+
+  /** The process serves requests: nothing external, so a restart can fix what fails here. */
+  liveness() {
+    return [];
+  }
+
+  /** Profiles known and a valid serving certificate in place. */
+  readiness() {
+    return [() => this.profiles(), () => this.certificate()];
+  }
 
   profiles() {
     const check = this.indicators.check('profiles');

@@ -1,15 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthChecks } from '@outrigger/service';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { SyncerService } from '../controller/syncer.service.js';
 
 @Injectable()
-export class RbacSyncerHealth {
+export class RbacSyncerHealth implements HealthChecks {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly syncer: SyncerService,
     @Inject(rbacSyncerConfig.KEY) private readonly config: RbacSyncerConfig,
   ) {}
+
+  /** Fails when the watches have been broken too long (a restart may help). */
+  liveness() {
+    return [() => this.watch()];
+  }
+
+  /** The first full sync is done, the watches are not dead, the exec guard is in force. */
+  readiness() {
+    return [() => this.synced(), () => this.watch(), () => this.execGuard()];
+  }
 
   /** Ready once pods, namespaces and our bindings have been listed completely at least once. */
   synced() {
