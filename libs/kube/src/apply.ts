@@ -1,7 +1,8 @@
 import { classifyApiError } from './api-error.js';
 import type { KubeObject } from './kube-object.js';
 import { kubeJson, type KubeClient } from './kube-request.js';
-import { objectPath, type ObjectRef } from './resource-discovery.js';
+import { resourcePath } from './api-path.js';
+import { discoverResource, objectPath, type ObjectRef } from './resource-discovery.js';
 
 export interface ApplyOptions {
   /** Who owns the applied fields, e.g. `outrigger-rbac-syncer`. Keep it stable across versions. */
@@ -97,6 +98,32 @@ export async function readObject<T extends KubeObject = KubeObject>(
     if (classifyApiError(error).kind === 'notFound') return undefined;
     throw error;
   }
+}
+
+/** Deletes the object; true if it was there, false if it was already gone. */
+export async function deleteObject(kc: KubeClient, ref: ObjectRef, options: { readonly timeoutMs?: number } = {}): Promise<boolean> {
+  try {
+    await kubeJson(kc, { method: 'DELETE', path: await objectPath(kc, ref), timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    return true;
+  } catch (error) {
+    if (classifyApiError(error).kind === 'notFound') return false;
+    throw error;
+  }
+}
+
+/** Every object of a kind (in every namespace, for a namespaced kind) matching `labelSelector`. */
+export async function listObjects<T extends KubeObject = KubeObject>(
+  kc: KubeClient,
+  type: { readonly apiVersion: string; readonly kind: string },
+  options: { readonly labelSelector?: string; readonly timeoutMs?: number } = {},
+): Promise<T[]> {
+  const { resource } = await discoverResource(kc, type.apiVersion, type.kind);
+  const list = await kubeJson<{ items?: T[] }>(kc, {
+    path: resourcePath({ apiVersion: type.apiVersion, resource }),
+    query: { labelSelector: options.labelSelector },
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+  });
+  return list.items ?? [];
 }
 
 /** RFC 6901: `~` becomes `~0` before `/` becomes `~1` (the other order corrupts `~1` in keys). */

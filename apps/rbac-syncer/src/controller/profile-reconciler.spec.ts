@@ -8,7 +8,7 @@ import { ProfileReconciler } from './profile-reconciler.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
 
-// An in-memory API server for the four calls the reconciler makes.
+// An in-memory API server for the calls the reconciler makes.
 const store = new Map<string, KubeObject>();
 const writes: string[] = [];
 const keyOf = (o: { kind?: string; name?: string; namespace?: string }) => `${o.kind}/${o.namespace ?? ''}/${o.name}`;
@@ -20,8 +20,11 @@ vi.mock('@outrigger/kube', () => ({
     store.set(key, structuredClone({ ...obj, metadata: { ...obj.metadata, uid: 'uid-1' } }));
     return store.get(key);
   },
-  kubeJson: async () => ({ items: [] }),
-  classifyApiError: () => ({ kind: 'unknown', message: '', retryable: false }),
+  deleteObject: async (_kc: unknown, ref: { kind: string; name: string; namespace?: string }) => {
+    writes.push(`delete ${keyOf(ref)}`);
+    return store.delete(keyOf(ref));
+  },
+  listObjects: async (_kc: unknown, type: { kind: string }) => [...store.values()].filter((o) => o.kind === type.kind).map((o) => structuredClone(o)),
 }));
 
 const pod = (namespace: string): PodView => ({ namespace, name: 'p', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });

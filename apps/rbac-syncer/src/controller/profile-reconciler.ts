@@ -1,5 +1,5 @@
 import type { AgentProfile } from '@outrigger/admission';
-import { applyObject, classifyApiError, kubeJson, readObject, type EventRecorder, type KubeObject, type KubeClient } from '@outrigger/kube';
+import { applyObject, deleteObject, listObjects, readObject, type EventRecorder, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { desiredSubjects } from '../desired/desired-subjects.js';
 import type { PodView } from '../desired/pod-view.js';
 import {
@@ -133,7 +133,7 @@ export class ProfileReconciler {
     }
     if (stored && (stored.roleRef?.kind !== 'ClusterRole' || stored.roleRef?.name !== rbac.clusterRole)) {
       // roleRef is immutable: replace the binding (ours, by label).
-      await kubeJson(this.deps.kc, { method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`, timeoutMs: 30_000 });
+      await deleteObject(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
       this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'delete' });
       return this.reconcileClusterRoleBinding(profile, rbac, podsOf);
     }
@@ -173,12 +173,8 @@ export class ProfileReconciler {
   }
 
   private async reconcileRoleBindings(profile: string, rbac: ProfileRbac, podsOf: string): Promise<BindingResult> {
-    const list = await kubeJson<{ items?: StoredBinding[] }>(this.deps.kc, {
-      path: '/apis/rbac.authorization.k8s.io/v1/rolebindings',
-      query: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${PROFILE_LABEL}=${profile}` },
-      timeoutMs: 30_000,
-    });
-    const stored = new Map((list.items ?? []).filter((b) => b.metadata?.name === rbac.binding.name).map((b) => [b.metadata?.namespace ?? '', b]));
+    const list = await listObjects<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding' }, { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${PROFILE_LABEL}=${profile}` });
+    const stored = new Map(list.filter((b) => b.metadata?.name === rbac.binding.name).map((b) => [b.metadata?.namespace ?? '', b]));
     const current = normalizeSubjects([...stored.values()].flatMap((b) => storedSubjects(b)));
     const out = this.compute(podsOf, current);
     this.deps.metrics.subjects.set({ binding: `${rbac.binding.name} (RoleBindings)` }, out.subjects.length);
@@ -204,13 +200,7 @@ export class ProfileReconciler {
     const keep = new Set(wanted.map((b) => b.metadata.namespace));
     for (const [namespace, existing] of stored) {
       if (keep.has(namespace)) continue;
-      await kubeJson(this.deps.kc, {
-        method: 'DELETE',
-        path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/rolebindings/${encodeURIComponent(rbac.binding.name)}`,
-        timeoutMs: 30_000,
-      }).catch((e: unknown) => {
-        if (classifyApiError(e).kind !== 'notFound') throw e;
-      });
+      await deleteObject(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'RoleBinding', name: rbac.binding.name, namespace });
       this.deps.metrics.writes.inc({ kind: 'RoleBinding', verb: 'delete' });
       wrote++;
       const removed = storedSubjects(existing).map((s) => `${subjectKey(s)} (${out.removedBecause.get(subjectKey(s)) ?? 'no longer wanted'})`);
