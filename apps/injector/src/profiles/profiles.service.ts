@@ -4,6 +4,7 @@ import {
   AGENT_PROFILE_API_VERSION,
   agentProfileEntry,
   parseProfiles,
+  profileHash,
   profileWarnings,
   resolveProfiles,
   type AgentProfile,
@@ -122,9 +123,11 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     const reflector = this.reflector;
     if (!reflector?.status().hasSynced) return;
     const set = resolveProfiles(reflector.entries().map(([, entry]) => entry), this.inForce);
+    const unchanged = this.loaded !== undefined && signature(set.inForce) === signature(this.inForce);
     this.inForce = set.inForce;
     set.verdicts.forEach((verdict) => this.report(verdict, set.inForce.find((p) => p.profile.name === verdict.name)?.profile));
-    this.set({ profiles: set.inForce.map((p) => p.profile), source: 'AgentProfiles' });
+    // Most events are the rbac-syncer's status writes: the extension is rebuilt only for a real change.
+    if (!unchanged) this.set({ profiles: set.inForce.map((p) => p.profile), source: 'AgentProfiles' });
   }
 
   /** Logs and counts a verdict once per change. */
@@ -150,4 +153,8 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     this.loaded = loaded;
     this.listeners.forEach((l) => l(loaded));
   }
+}
+
+function signature(set: readonly ProfileInForce[]): string {
+  return set.map(({ profile }) => `${profile.name}@${profileHash(profile)}`).join(' ');
 }

@@ -236,9 +236,12 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
    * needs, re-projects the pods (which profiles a pod belongs to depends on them), retires the
    * profiles that left, and reconciles everything.
    */
-  private async useProfiles(next: readonly ProfileInForce[]): Promise<void> {
+  private async useProfiles(next: readonly ProfileInForce[], force = false): Promise<void> {
     const before = new Map(this.inForce.map((p) => [p.profile.name, p.profile]));
+    const unchanged = signature(next) === signature(this.inForce);
     this.inForce = next;
+    // Most AgentProfile events are our own status writes: nothing to re-project then.
+    if (unchanged && !force) return;
     for (const { profile } of next) {
       const old = before.get(profile.name);
       if (old && profileHash(old) !== profileHash(profile)) this.retired.set(profile.name, old); // a renamed role or binding is emptied
@@ -278,7 +281,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     if (denied.length === 0) return;
     denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
     await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
-    if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
+    if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce, true);
     else denied.forEach(({ profile }) => this.controller.enqueue(profile.name));
   }
 
@@ -394,6 +397,11 @@ const PERMISSION_RECHECK_MS = 15_000;
 
 function bindingId(profile: AgentProfile | undefined): string | undefined {
   return profile?.rbac ? `${profile.rbac.binding.kind}/${profile.rbac.binding.name}` : undefined;
+}
+
+/** The profiles in force, by name and content: equal signatures need no re-projection. */
+function signature(set: readonly ProfileInForce[]): string {
+  return set.map(({ profile }) => permissionKey(profile)).sort().join(' ');
 }
 
 function permissionKey(profile: AgentProfile): string {
