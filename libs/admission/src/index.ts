@@ -116,7 +116,7 @@ export {
   type MutatingWebhookConfigurationOptions,
   type WebhookClientTarget,
 } from './webhook-configuration.js';
-export { injectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
+export { injectManifests, uninjectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
 export { parseGoBool } from './go-bool.js';
 export { canonicalJson } from './canonical-json.js';
 export { isJsonObject, type JsonObject, type JsonPrimitive, type JsonValue } from './json.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { isJsonObject, type JsonObject } from './json.js';
-import { injectManifests, type InjectManifestsOptions } from './manifests.js';
+import { injectManifests, uninjectManifests, type InjectManifestsOptions } from './manifests.js';
 import { parseProfiles } from './profiles/parse-profiles.js';
 import { profileHash } from './profiles/profile-hash.js';
 import { referenceProfile } from './profiles/reference-profile.js';
@@ -42,7 +42,9 @@ describe('injectManifests', () => {
       '5 undefined undefined passed-through',
       '6 ConfigMap orders-config passed-through',
     ]);
-    expect(result.warnings).toEqual([]);
+    expect(result.warnings).toEqual([
+      'document 3 (CronJob export): profile xxl-job runs its agent as a regular container: the CronJob\'s pods will not complete while it runs; use a profile with nativeSidecar: true',
+    ]);
   });
 
   it('adds the agent container and status annotation to the Deployment template', () => {
@@ -223,5 +225,47 @@ describe('injectManifests', () => {
   it('keeps text without documents as it is', () => {
     expect(inject('# nothing here\n').yaml).toBe('# nothing here\n');
     expect(inject('').yaml).toBe('');
+  });
+
+  it('injects into the items of a List, as kubectl get -o yaml prints them, and a ReplicationController', () => {
+    const result = inject(loadTextFixture('manifests/list.yaml'));
+    expect(result.documents.map(({ index, item, kind, name, decision }) => `${index}.${item} ${kind} ${name} ${decision}`)).toEqual([
+      '0.0 Deployment api injected',
+      '0.1 Service api passed-through',
+      '0.2 ReplicationController legacy injected',
+    ]);
+    const [list] = documents(result.yaml);
+    const items = arrayAt(list, 'items') as JsonObject[];
+    for (const i of [0, 2]) {
+      const names = arrayAt(objectAt(items[i] as JsonObject, 'spec', 'template'), 'spec', 'containers').map((c) => (isJsonObject(c) ? c['name'] : undefined));
+      expect(names).toContain('xxl-agent');
+    }
+  });
+});
+
+describe('uninjectManifests', () => {
+  it.each(['manifests/shop.yaml', 'manifests/list.yaml'])('gives back exactly what was injected into (%s)', (fixture) => {
+    const original = loadTextFixture(fixture);
+    const injected = inject(original).yaml;
+    expect(injected).not.toBe(original);
+    const removed = uninjectManifests(injected, OPTIONS);
+    if (!removed.ok) throw new Error(removed.error);
+    expect(removed.value.yaml).toBe(original);
+  });
+
+  it('removes a native sidecar and the initContainers list it created', () => {
+    const native = { ...XXL_JOB_PROFILE, nativeSidecar: true };
+    const pod = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    xxl-agent/enable: "true"\n    xxl-agent/job-addr: http://admin:8080\n    xxl-agent/target-container: app\n    xxl-agent/job-name: j\nspec:\n  containers:\n    - name: app\n      image: busybox\n';
+    const injected = inject(pod, { ...OPTIONS, profiles: [native] }).yaml;
+    expect(injected).toContain('initContainers');
+    const removed = uninjectManifests(injected, { profiles: [native] });
+    expect(removed.ok && removed.value.yaml).toBe(pod);
+  });
+
+  it('leaves documents without an injected agent byte for byte', () => {
+    const text = loadTextFixture('manifests/shop.yaml');
+    const removed = uninjectManifests(text, OPTIONS);
+    expect(removed.ok && removed.value.yaml).toBe(text);
+    expect(removed.ok && removed.value.documents.map((d) => d.decision)).toContain('skipped:not-injected');
   });
 });
