@@ -1,4 +1,4 @@
-import type { JsonObject } from './json.js';
+import type { JsonObject } from './json-value.js';
 
 /** The AdmissionReview versions kube-apiserver sends; replies must echo the one received. */
 export const ADMISSION_API_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;

@@ -1,5 +1,5 @@
 import type { AdmissionOperation, GroupVersionKind, GroupVersionResource, UserInfo } from './admission-types.js';
-import type { JsonObject } from './json.js';
+import type { JsonObject } from './json-value.js';
 import type { OwnedPaths } from './owned-paths.js';
 
 /** What an extension knows about the request besides the pod itself. */

@@ -1,7 +1,7 @@
 // AdmissionReview in and out
 export * from './admission-types.js';
-export { parseAdmissionReview } from './review.js';
-export { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
+export { parseAdmissionReview } from './parse-admission-review.js';
+export { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './parse-json-body.js';
 export {
   allowedResponse,
   deniedResponse,
@@ -9,7 +9,7 @@ export {
   MAX_WARNING_LENGTH,
   type AllowedResponseOptions,
   type DeniedResponseOptions,
-} from './response.js';
+} from './admission-responses.js';
 export {
   AUDIT_DECISION_KEY,
   DECISION_INJECTED,
@@ -51,7 +51,7 @@ export {
   type MutationFailure,
   type PodMutation,
 } from './mutate.js';
-export { admissionContext, isPodCreate, NOT_POD_CREATE_REASON, reviewResponse, type ReviewOutcome, type ReviewResult } from './review-response.js';
+export { admissionContext, isPodCreate, NOT_POD_CREATE_REASON, reviewResponse, type ReviewOutcome, type ReviewResult } from './answer-review.js';
 
 // Agent profiles
 export {
@@ -119,7 +119,7 @@ export {
 export { injectManifests, uninjectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
 export { parseGoBool } from './go-bool.js';
 export { canonicalJson } from './canonical-json.js';
-export { isJsonObject, type JsonObject, type JsonPrimitive, type JsonValue } from './json.js';
+export { isJsonObject, type JsonObject, type JsonPrimitive, type JsonValue } from './json-value.js';
 export { err, ok, type Result } from './result.js';
 
 // For controllers that must tell which profiles a stored pod opted into (the rbac-syncer)

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonValue } from './json.js';
+import { isJsonObject, type JsonValue } from './json-value.js';
 
 /** RFC 6901: `~` must become `~0` before `/` becomes `~1`, or `/` would turn into `~01`. */
 export function escapePointerToken(token: string): string {

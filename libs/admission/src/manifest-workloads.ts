@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from './json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from './json-value.js';
 
 /** Where each workload kind keeps its pod template (empty path: the document is the pod). */
 const TEMPLATE_PATHS: Readonly<Record<string, { readonly group: string; readonly path: readonly string[] }>> = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { isJsonObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json-value.js';
 import { injectManifests, uninjectManifests, type InjectManifestsOptions } from './manifests.js';
 import { parseProfiles } from './profiles/parse-profiles.js';
 import { profileHash } from './profiles/profile-hash.js';

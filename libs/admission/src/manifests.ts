@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { AdmissionContext } from './extension.js';
-import { isJsonObject, objectMember, stringMember, type JsonObject } from './json.js';
+import { isJsonObject, objectMember, stringMember, type JsonObject } from './json-value.js';
 import { pointerTokens } from './json-pointer.js';
 import { isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
 import { mutatePod } from './mutate.js';

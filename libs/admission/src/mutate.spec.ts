@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { denied, mutated, skipped, type AdmissionContext, type Extension, type ExtensionResult } from './extension.js';
-import { isJsonObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json-value.js';
 import { mutatePod } from './mutate.js';
 import { NO_OWNED_PATHS, UnownedPatchError } from './owned-paths.js';
 

@@ -1,6 +1,6 @@
 import { deniedDecision, skippedDecision } from './audit.js';
 import type { AdmissionContext, Extension, ExtensionResult } from './extension.js';
-import { cloneJson, type JsonObject } from './json.js';
+import { cloneJson, type JsonObject } from './json-value.js';
 import { assertOwnedOps, mergeOwnedPaths } from './owned-paths.js';
 import { computePatch, type PatchOperation } from './patch.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json.js';
+import type { JsonObject } from './json-value.js';
 import { assertOwnedOps, findUnownedOps, mergeOwnedPaths, UnownedPatchError, type OwnedPaths } from './owned-paths.js';
 import type { PatchOperation } from './patch.js';
 

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonValue } from './json.js';
+import { isJsonObject, type JsonValue } from './json-value.js';
 import { escapePointerToken, splitPointer, valueAtPointer } from './json-pointer.js';
 import type { PatchOperation } from './patch.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json.js';
+import type { JsonObject } from './json-value.js';
 import { applyPatchCopy, computePatch, decodePatch, encodePatch } from './patch.js';
 
 function mutate(original: JsonObject, change: (copy: JsonObject) => void): JsonObject {

@@ -1,5 +1,5 @@
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import type { JsonObject } from './json.js';
+import type { JsonObject } from './json-value.js';
 
 export type PatchOperation = Operation;
 

@@ -1,5 +1,5 @@
 import YAML from 'yaml';
-import { isJsonObject } from '../json.js';
+import { isJsonObject } from '../json-value.js';
 import { err, ok, type Result } from '../result.js';
 import { describeIssue } from './format-issues.js';
 import { agentProfileSchema, type AgentProfile } from './profile-schema.js';

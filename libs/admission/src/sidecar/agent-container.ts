@@ -1,4 +1,4 @@
-import { cloneJson, type JsonObject, type JsonValue } from '../json.js';
+import { cloneJson, type JsonObject, type JsonValue } from '../json-value.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 
 /**

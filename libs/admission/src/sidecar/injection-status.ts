@@ -1,4 +1,4 @@
-import { arrayMember, isJsonObject, objectMember, stringMember, type JsonObject } from '../json.js';
+import { arrayMember, isJsonObject, objectMember, stringMember, type JsonObject } from '../json-value.js';
 import { profileHash } from '../profiles/profile-hash.js';
 import { STATUS_SUFFIX, type AgentProfile } from '../profiles/profile-schema.js';
 import type { PodAnnotations } from './pod-annotations.js';

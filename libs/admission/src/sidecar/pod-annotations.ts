@@ -1,4 +1,4 @@
-import { isJsonObject, objectMember, type JsonObject } from '../json.js';
+import { isJsonObject, objectMember, type JsonObject } from '../json-value.js';
 
 /** The pod's annotations split into string values and keys whose value is not a string. */
 export interface PodAnnotations {

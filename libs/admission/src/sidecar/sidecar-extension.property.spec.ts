@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from '../admission-types.js';
 import { applyPatchCopy, decodePatch, type PatchOperation } from '../patch.js';
 import { referenceProfile } from '../profiles/reference-profile.js';
-import { reviewResponse, type ReviewOutcome } from '../review-response.js';
+import { reviewResponse, type ReviewOutcome } from '../answer-review.js';
 import { podArbitrary, podCreateReview, type GeneratedPod } from '../testing/arbitraries.js';
 import { sidecarExtension } from './sidecar-extension.js';
 

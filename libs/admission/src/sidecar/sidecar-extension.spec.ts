@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from '../admission-types.js';
 import { protectedNamespacesFor } from '../constants.js';
-import type { JsonObject } from '../json.js';
+import type { JsonObject } from '../json-value.js';
 import { applyPatchCopy, decodePatch, type PatchOperation } from '../patch.js';
 import { parseProfiles } from '../profiles/parse-profiles.js';
 import { profileHash } from '../profiles/profile-hash.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 import { referenceProfile } from '../profiles/reference-profile.js';
-import { reviewResponse, type ReviewOutcome } from '../review-response.js';
+import { reviewResponse, type ReviewOutcome } from '../answer-review.js';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from '../testing/fixtures.js';
 import { arrayAt, inflatePod, objectAt } from '../testing/pods.js';
 import { sidecarExtension } from './sidecar-extension.js';

@@ -1,6 +1,6 @@
 import { INJECT_ANNOTATION, SYSTEM_NAMESPACES } from '../constants.js';
 import { denied, mutated, skipped, type DeniedResult, type Extension } from '../extension.js';
-import { arrayMember, ensureArrayMember, ensureObjectMember, objectMember, setMember, type JsonObject } from '../json.js';
+import { arrayMember, ensureArrayMember, ensureObjectMember, objectMember, setMember, type JsonObject } from '../json-value.js';
 import type { AgentProfile } from '../profiles/profile-schema.js';
 import { buildAgentContainer } from './agent-container.js';
 import { agentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';

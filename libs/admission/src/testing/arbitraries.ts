@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { AdmissionApiVersion, AdmissionReview } from '../admission-types.js';
-import type { JsonObject, JsonValue } from '../json.js';
+import type { JsonObject, JsonValue } from '../json-value.js';
 import { referenceProfile } from '../profiles/reference-profile.js';
 
 const XXL_JOB_PROFILE = referenceProfile();

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { AdmissionReview } from '../admission-types.js';
-import { isJsonObject, type JsonObject } from '../json.js';
-import { parseAdmissionReview } from '../review.js';
+import { isJsonObject, type JsonObject } from '../json-value.js';
+import { parseAdmissionReview } from '../parse-admission-review.js';
 
 /** Test-only: reads files under libs/admission/fixtures once and hands out deep clones. */
 const FIXTURES = new URL('../../fixtures/', import.meta.url);

@@ -1,4 +1,4 @@
-import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json-value.js';
 
 /** Test-only accessors for raw pods, failing loudly when a fixture is not shaped as expected. */
 export function objectAt(value: JsonValue | undefined, ...path: string[]): JsonObject {

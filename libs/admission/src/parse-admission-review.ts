@@ -9,7 +9,7 @@ import {
   type GroupVersionResource,
   type UserInfo,
 } from './admission-types.js';
-import { isJsonObject, type JsonObject } from './json.js';
+import { isJsonObject, type JsonObject } from './json-value.js';
 import { err, ok, type Result } from './result.js';
 
 /** Thrown only inside this module to carry the first problem found; never escapes. */

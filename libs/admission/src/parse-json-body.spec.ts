@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
+import { jsonDepth, MAX_JSON_DEPTH, parseJsonBody } from './parse-json-body.js';
 
 describe('parseJsonBody', () => {
   it('decodes a UTF-8 buffer', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from './admission-types.js';
 import { mutated, type Extension } from './extension.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject } from './json-value.js';
 import { NO_OWNED_PATHS } from './owned-paths.js';
 import { decodePatch } from './patch.js';
-import { admissionContext, isPodCreate, reviewResponse } from './review-response.js';
+import { admissionContext, isPodCreate, reviewResponse } from './answer-review.js';
 import { loadReview } from './testing/fixtures.js';
 
 /** Appends a marker container and records every context it saw. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from './admission-types.js';
 import { decodePatch } from './patch.js';
-import { allowedResponse, deniedResponse, MAX_WARNING_LENGTH, statusReasonFor } from './response.js';
+import { allowedResponse, deniedResponse, MAX_WARNING_LENGTH, statusReasonFor } from './admission-responses.js';
 import { loadReview } from './testing/fixtures.js';
 
 const v1 = loadReview('v1-pod-opted-in');

@@ -1,9 +1,9 @@
 import type { AdmissionRequest, AdmissionReview, AdmissionReviewReply } from './admission-types.js';
 import { AUDIT_DECISION_KEY, skippedDecision } from './audit.js';
 import type { AdmissionContext, Extension } from './extension.js';
-import { stringMember, objectMember } from './json.js';
+import { stringMember, objectMember } from './json-value.js';
 import { mutatePod, type MutationFailure, type PodMutation } from './mutate.js';
-import { allowedResponse, deniedResponse } from './response.js';
+import { allowedResponse, deniedResponse } from './admission-responses.js';
 
 export const NOT_POD_CREATE_REASON = 'not-pod-create';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAdmissionReview } from './review.js';
+import { parseAdmissionReview } from './parse-admission-review.js';
 import { loadJsonFixture } from './testing/fixtures.js';
 
 const FIXTURES = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloneJson, type JsonObject } from './json.js';
+import { cloneJson, type JsonObject } from './json-value.js';
 
 describe('cloneJson', () => {
   it('copies deeply: equal, and sharing no object or array with the input', () => {
