@@ -108,7 +108,7 @@ describe('deploy/ kustomizations', () => {
     }
   });
 
-  it('the injector probes over HTTPS, mounts its serving Secret (not optional) and its profiles, and watches the Secret too', () => {
+  it('the injector probes over HTTPS, mounts its serving Secret (not optional) and watches it too', () => {
     for (const path of ['base/injector', 'overlays/dev', 'overlays/prod', 'overlays/local']) {
       const deployment = find(path, 'Deployment', 'outrigger-injector') as any;
       const pod = deployment.spec.template.spec;
@@ -116,23 +116,19 @@ describe('deploy/ kustomizations', () => {
       expect(container.readinessProbe.httpGet.scheme).toBe('HTTPS');
       expect(container.livenessProbe.httpGet.scheme).toBe('HTTPS');
       expect(pod.automountServiceAccountToken).toBe(true);
-      expect(pod.volumes).toEqual(
-        expect.arrayContaining([
-          { name: 'tls', secret: { secretName: 'outrigger-injector-tls', optional: false } },
-          { name: 'profiles', configMap: { name: 'outrigger-injector-profiles' } },
-        ]),
-      );
+      expect(pod.volumes).toEqual(expect.arrayContaining([{ name: 'tls', secret: { secretName: 'outrigger-injector-tls', optional: false } }]));
       const env = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
       expect(env).toMatchObject({ PORT: '8443', TLS_CERT_FILE: '/etc/outrigger/tls/tls.crt', TLS_KEY_FILE: '/etc/outrigger/tls/tls.key', TLS_SECRET: 'outrigger-injector-tls' });
     }
   });
 
-  it("the injector's only RBAC is one namespaced Role: read its serving Secret by name", () => {
+  it("the injector's RBAC: read its serving Secret by name, and list/watch AgentProfiles; nothing else", () => {
     const rbac = objects('base/injector').filter((o) => /Role|Binding/.test(o.kind)) as any[];
-    expect(rbac.map((o) => o.kind).sort()).toEqual(['Role', 'RoleBinding']);
+    expect(rbac.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
     expect(rbac.find((o) => o.kind === 'Role').rules).toEqual([
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['outrigger-injector-tls'], verbs: ['get', 'list', 'watch'] },
     ]);
+    expect(rbac.find((o) => o.kind === 'ClusterRole').rules).toEqual([{ apiGroups: ['outrigger.dev'], resources: ['agentprofiles'], verbs: ['list', 'watch'] }]);
   });
 
   it('overlays set images through the images transformer', () => {

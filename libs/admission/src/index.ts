@@ -85,6 +85,14 @@ export {
   type AgentProfileEntry,
 } from './profiles/agent-profile-object.js';
 export { resolveProfiles, type ProfileInForce, type ProfileSet, type ProfileVerdict } from './profiles/profile-set.js';
+export {
+  AGENT_PROFILE_CRD_FILE,
+  AGENT_PROFILE_GROUP,
+  AGENT_PROFILE_PLURAL,
+  AGENT_PROFILE_VERSION,
+  agentProfileCrd,
+  agentProfileCrdYaml,
+} from './profiles/agent-profile-crd.js';
 export { profileHash } from './profiles/profile-hash.js';
 export { REFERENCE_PROFILE_FILE, referenceProfile } from './profiles/reference-profile.js';
 

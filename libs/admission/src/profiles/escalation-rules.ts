@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { celRule, celString, type CelRule } from './crd-meta.js';
 import type { AgentProfile } from './profile-schema.js';
 
 /**
@@ -225,4 +226,25 @@ export function escalationOptOuts(profile: AgentProfile): string[] {
         `profile ${profile.name}: rbac.${ESCALATION_OPT_OUT_FIELD} accepts ${match.entry.name} for rbac.rules[${match.ruleIndex}] ` +
         `(${describeMatch(match)}), granted to every opted-in ServiceAccount ${scope}: ${match.entry.reason}`,
     );
+}
+
+/**
+ * The table as CEL rules on `rbac` for the CRD, one per entry: no rule may match the entry unless
+ * `dangerouslyAllowEscalation` names it. (Whether every accepted name is needed is left to the
+ * services.)
+ */
+export function escalationCelRules(): CelRule[] {
+  return TABLE.map((entry) => {
+    const groups = Object.entries(entry.resources).map(([group, resources]) => {
+      const list = `[${resources.map(celString).join(', ')}]`;
+      return `(${celString(group)} in r.apiGroups && r.resources.exists(x, x in ${list}))`;
+    });
+    const verbs = entry.verbs === 'any' ? 'true' : `r.verbs.exists(v, v in [${entry.verbs.map(celString).join(', ')}])`;
+    const accepted = `(has(self.${ESCALATION_OPT_OUT_FIELD}) && ${celString(entry.name)} in self.${ESCALATION_OPT_OUT_FIELD})`;
+    return celRule(
+      `${accepted} || !self.rules.exists(r, (${groups.join(' || ')}) && ${verbs})`,
+      `a rule is escalation in practice (${entry.name}): ${entry.reason}; if the agent truly needs it, accept it by name with rbac.${ESCALATION_OPT_OUT_FIELD}: [${entry.name}]`,
+      '.rules',
+    );
+  });
 }

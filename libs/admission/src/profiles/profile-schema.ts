@@ -1,17 +1,24 @@
 import { z } from 'zod';
 import { INJECT_ANNOTATION } from '../constants.js';
+import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import {
+  DNS_LABEL,
+  DNS_LABEL_MAX,
+  DNS_SUBDOMAIN,
+  DNS_SUBDOMAIN_MAX,
   ENV_FIELD_PATH,
   ENV_VAR_NAME,
   PORT_NAME,
   PORT_NAME_MAX,
+  QUALIFIED_NAME_PART,
+  QUALIFIED_NAME_PART_MAX,
   QUANTITY,
   isAnnotationPrefix,
   isDnsLabel,
   isDnsSubdomain,
   isQualifiedNamePart,
 } from './k8s-names.js';
-import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, refuseEscalations } from './escalation-rules.js';
+import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
 import { policyRuleSchema } from './rbac-rule-schema.js';
 
@@ -22,15 +29,26 @@ export const STATUS_SUFFIX = 'status';
 /** Prefixes that belong to Kubernetes itself or to the injector. */
 const RESERVED_PREFIX = /(^|\.)(kubernetes\.io|k8s\.io)\/$|^outrigger\.dev\/$/;
 
-const dnsLabel = z.string().refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' });
+// Each rule once, for both validators: the zod check (the services) and, in .meta(), the same
+// constant as the CRD's pattern/maxLength or a CEL rule beside it (the API server).
+const dnsLabel = z
+  .string()
+  .refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' })
+  .meta({ pattern: DNS_LABEL.source, maxLength: DNS_LABEL_MAX });
 const dnsSubdomain = z
   .string()
-  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' });
-const envName = z.string().regex(ENV_VAR_NAME, { error: 'must be an environment variable name like MY_VAR' });
+  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' })
+  .meta({ pattern: DNS_SUBDOMAIN.source, maxLength: DNS_SUBDOMAIN_MAX });
+const envName = z.string().regex(ENV_VAR_NAME, { error: 'must be an environment variable name like MY_VAR' }).meta({ maxLength: NAME_MAX });
 const quantity = z.union([
   z.string().regex(QUANTITY, { error: 'must be a Kubernetes quantity like 100m or 64Mi' }),
   z.number().nonnegative(),
-]);
+]).meta({
+  // The CRD's form of a quantity, as Kubernetes' own schemas write it.
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-int-or-string': true,
+  pattern: QUANTITY.source,
+});
 const quantities = z.record(z.string().min(1), quantity);
 
 const envVarSchema = z.strictObject({ name: envName, value: z.string() });
@@ -40,6 +58,12 @@ const containerPortSchema = z.strictObject({
     .string()
     .refine((name) => name.length <= PORT_NAME_MAX && PORT_NAME.test(name), {
       error: 'must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)',
+    })
+    // PORT_NAME uses lookarounds, which the API server's RE2 lacks: the same rule in pattern + CEL.
+    .meta({
+      maxLength: PORT_NAME_MAX,
+      pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+      'x-kubernetes-validations': [celRule("self.matches('[a-z]') && !self.contains('--')", 'must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)')],
     })
     .optional(),
   containerPort: z.number().int().min(1).max(65535),
@@ -67,14 +91,14 @@ const securityContextSchema = z.looseObject({
 
 const containerSchema = z.strictObject({
   name: dnsLabel,
-  image: z.string().regex(/^\S+$/, { error: 'must be a non-empty image reference without spaces' }),
+  image: z.string().regex(/^\S+$/, { error: 'must be a non-empty image reference without spaces' }).meta({ maxLength: STRING_MAX }),
   imagePullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']).optional(),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
-  ports: z.array(containerPortSchema).optional(),
+  ports: z.array(containerPortSchema).meta(listMap('containerPort')).optional(),
   resources: z.strictObject({ requests: quantities.optional(), limits: quantities.optional() }).optional(),
   securityContext: securityContextSchema.optional(),
-  env: z.array(envVarSchema).optional(),
+  env: z.array(envVarSchema).meta(listMap('name')).optional(),
 });
 
 const parameterSchema = z
@@ -86,11 +110,16 @@ const parameterSchema = z
       })
       .refine((suffix) => suffix !== ENABLE_SUFFIX && suffix !== STATUS_SUFFIX, {
         error: `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`,
+      })
+      .meta({
+        pattern: QUALIFIED_NAME_PART.source,
+        maxLength: QUALIFIED_NAME_PART_MAX,
+        'x-kubernetes-validations': [celRule(`self != '${ENABLE_SUFFIX}' && self != '${STATUS_SUFFIX}'`, `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`)],
       }),
     env: envName,
     required: z.boolean().default(false),
     default: z.string().optional(),
-    pattern: z.string().optional(),
+    pattern: z.string().meta({ maxLength: STRING_MAX }).optional(),
     format: z.enum(['url']).optional(),
     containerName: z.boolean().default(false),
   })
@@ -113,13 +142,21 @@ const parameterSchema = z
     if (parameter.format === 'url' && !isHttpUrl(parameter.default)) {
       ctx.addIssue({ code: 'custom', path: ['default'], message: 'is not an http(s) URL as the format requires' });
     }
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      celRule("!(has(self.required) && self.required && has(self.default))", 'a required parameter cannot have a default', '.default'),
+    ],
   });
 
 const fieldEnvSchema = z.strictObject({
   env: envName,
-  fieldPath: z.string().regex(ENV_FIELD_PATH, {
-    error: 'must be a downward API field such as metadata.name, metadata.namespace or status.podIP',
-  }),
+  fieldPath: z
+    .string()
+    .regex(ENV_FIELD_PATH, {
+      error: 'must be a downward API field such as metadata.name, metadata.namespace or status.podIP',
+    })
+    .meta({ maxLength: STRING_MAX }),
 });
 
 const rbacSchema = z
@@ -131,11 +168,12 @@ const rbacSchema = z
         name: dnsSubdomain.optional(),
       })
       .optional(),
-    rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }),
+    rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }).meta({ maxItems: LIST_MAX }),
     // Entries of ESCALATION_RULES the admin accepts for this profile, by name (see escalation-rules.ts).
-    [ESCALATION_OPT_OUT_FIELD]: z.array(z.enum(ESCALATION_NAMES)).optional(),
+    [ESCALATION_OPT_OUT_FIELD]: z.array(z.enum(ESCALATION_NAMES)).meta({ maxItems: ESCALATION_NAMES.length }).optional(),
   })
   .superRefine(refuseEscalations)
+  .meta({ 'x-kubernetes-validations': escalationCelRules() })
   .transform(({ clusterRole, binding, rules, [ESCALATION_OPT_OUT_FIELD]: accepted }) => ({
     clusterRole,
     // ClusterRoleBinding by default; RoleBinding binds the ClusterRole per namespace instead.
@@ -153,10 +191,17 @@ export const agentProfileSchema = z
       .refine(isAnnotationPrefix, { error: 'must be a DNS subdomain followed by "/", like xxl-agent/' })
       .refine((prefix) => !RESERVED_PREFIX.test(prefix), {
         error: `is reserved (Kubernetes prefixes and ${INJECT_ANNOTATION.split('/')[0]}/ cannot be used)`,
+      })
+      .meta({
+        pattern: `${DNS_SUBDOMAIN.source.slice(0, -1)}/$`,
+        maxLength: DNS_SUBDOMAIN_MAX + 1,
+        'x-kubernetes-validations': [
+          celRule(`!self.matches('${RESERVED_PREFIX.source.replace(/\\/g, '\\\\')}')`, `is reserved (Kubernetes prefixes and ${INJECT_ANNOTATION.split('/')[0]}/ cannot be used)`),
+        ],
       }),
     container: containerSchema,
-    parameters: z.array(parameterSchema).default([]),
-    fieldEnv: z.array(fieldEnvSchema).default([]),
+    parameters: z.array(parameterSchema).default([]).meta(listMap('annotation')),
+    fieldEnv: z.array(fieldEnvSchema).default([]).meta(listMap('env')),
     nativeSidecar: z.boolean().default(false),
     rbac: rbacSchema.optional(),
   })
@@ -176,6 +221,18 @@ export const agentProfileSchema = z
       (i) => ['container', 'ports', i, 'name'],
       'port name',
     );
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      // Env names are unique across parameters[].env, fieldEnv[].env and container.env[].name.
+      celRule('!has(self.parameters) || self.parameters.all(p, self.parameters.filter(q, q.env == p.env).size() == 1)', 'duplicate env among parameters[].env', '.parameters'),
+      celRule('!has(self.parameters) || !has(self.fieldEnv) || self.parameters.all(p, !self.fieldEnv.exists(f, f.env == p.env))', 'an env name is both a parameter\'s and a fieldEnv\'s', '.fieldEnv'),
+      celRule(
+        '!has(self.container.env) || self.container.env.all(e, !(has(self.parameters) && self.parameters.exists(p, p.env == e.name)) && !(has(self.fieldEnv) && self.fieldEnv.exists(f, f.env == e.name)))',
+        'an env name of container.env is also a parameter\'s or a fieldEnv\'s',
+        '.container.env',
+      ),
+    ],
   });
 
 export type AgentProfile = z.output<typeof agentProfileSchema>;

@@ -1,14 +1,22 @@
 import { z } from 'zod';
+import { celRule, LIST_MAX, NAME_MAX } from './crd-meta.js';
 
 /**
  * Verbs that let a subject raise its own or someone else's permissions. The agent gets its role
  * because a pod was created; it must never be able to grant more than an admin opted into.
  */
 export const FORBIDDEN_VERBS = ['escalate', 'bind', 'impersonate'] as const;
+const FORBIDDEN_VERBS_CEL = FORBIDDEN_VERBS.map((v) => `'${v}'`).join(', ');
 
 const WHY = 'creating a pod must never grant more than an admin opted into';
 
-const nonEmptyList = z.array(z.string().min(1, { error: 'must not be empty' })).min(1, { error: 'must list at least one entry' });
+const nonEmpty = z.string().min(1, { error: 'must not be empty' }).meta({ maxLength: NAME_MAX });
+const nonEmptyList = z.array(nonEmpty).min(1, { error: 'must list at least one entry' }).meta({ maxItems: LIST_MAX });
+/** The CRD's side of the wildcard and lowercase checks below. */
+const NAMES_RULES = [
+  celRule("self.all(x, !x.contains('*'))", `wildcards are not allowed: ${WHY}; list each entry explicitly`),
+  celRule('self.all(x, x == x.lowerAscii())', 'matches nothing: Kubernetes compares RBAC names exactly and they are lowercase'),
+];
 
 /**
  * rbac/v1 PolicyRule limited to what a namespaced agent needs: no wildcards, no escalation verbs,
@@ -17,10 +25,19 @@ const nonEmptyList = z.array(z.string().min(1, { error: 'must not be empty' })).
  */
 export const policyRuleSchema = z
   .strictObject({
-    apiGroups: z.array(z.string()).min(1, { error: 'must list at least one API group ("" is the core group)' }),
-    resources: nonEmptyList,
-    verbs: nonEmptyList,
-    resourceNames: z.array(z.string().min(1, { error: 'must not be empty' })).optional(),
+    apiGroups: z
+      .array(z.string().meta({ maxLength: NAME_MAX }))
+      .min(1, { error: 'must list at least one API group ("" is the core group)' })
+      .meta({ maxItems: LIST_MAX, 'x-kubernetes-validations': NAMES_RULES }),
+    resources: nonEmptyList.meta({ maxItems: LIST_MAX, 'x-kubernetes-validations': NAMES_RULES }),
+    verbs: nonEmptyList.meta({
+      maxItems: LIST_MAX,
+      'x-kubernetes-validations': [
+        ...NAMES_RULES,
+        celRule(`self.all(x, !(x in [${FORBIDDEN_VERBS_CEL}]))`, 'the escalate, bind and impersonate verbs are not allowed: they let the agent grant or assume permissions'),
+      ],
+    }),
+    resourceNames: z.array(nonEmpty).meta({ maxItems: LIST_MAX }).optional(),
   })
   .superRefine((rule, ctx) => {
     for (const field of ['apiGroups', 'resources', 'verbs'] as const) {
