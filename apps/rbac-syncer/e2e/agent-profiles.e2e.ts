@@ -6,7 +6,7 @@ import { agentProfileObject, referenceProfile, type AgentProfile } from '@outrig
 import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { bindingSubjects, createPod, eventually, LABELS, sa, startSyncer } from './support.js';
+import { bindingSubjects, createPod, deleteAllPods, eventually, LABELS, sa, startSyncer } from './support.js';
 
 // The syncer with AgentProfiles from the API: a profile takes effect, follows an edit, reports on
 // its status, survives a bad edit and, deleted, leaves an emptied binding behind after the grace.
@@ -17,6 +17,7 @@ const NAME = 'api-profile-exec';
 const reference = referenceProfile();
 const profile: AgentProfile = { ...reference, rbac: { clusterRole: NAME, binding: { kind: 'ClusterRoleBinding', name: NAME }, rules: reference.rbac?.rules ?? [] } };
 let syncer: ManagedProcess | undefined;
+const namespaces: string[] = [];
 
 function kubectl(args: readonly string[], input?: string): string {
   return execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -40,12 +41,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await syncer?.stop();
+  // The other suites count every opted-in pod on this API server.
+  for (const ns of namespaces) await deleteAllPods(kc, ns);
   kubectl(['delete', '--ignore-not-found', 'agentprofile', profile.name]);
 });
 
 describe('rbac-syncer with AgentProfiles from the API', () => {
   it('binds for a new profile within seconds and says so on its status', async () => {
     const ns = await createTestNamespace(kc, 'profiles-a', LABELS);
+    namespaces.push(ns);
     await createPod(kc, ns);
     kubectl(['apply', '--server-side', '-f', '-'], stringify(agentProfileObject(profile)));
     await eventually(() => bindingSubjects(kc, NAME), (s) => Array.isArray(s) && s.includes(sa(ns)), 'the new profile to bind');
@@ -55,7 +59,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     expect(condition(synced, 'Synced')?.message).toMatch(new RegExp(`^ClusterRoleBinding ${NAME} binds \\d+ ServiceAccount\\(s\\) to ClusterRole ${NAME}$`));
     // kubectl get shows it in the printer columns.
     const table = kubectl(['get', 'agentprofile', profile.name]);
-    expect(table.split('\n')[1]).toMatch(/^xxl-job\s+xxl-agent\/\s+.*ClusterRoleBinding\s+True\s+\d+\s+/);
+    expect(table.split('\n')[1]).toMatch(/^xxl-job\s+xxl-agent\/\s+.*ClusterRoleBinding\s+True\s+True\s+\d+\s+/);
   });
 
   it('follows an edit of the rules, and keeps the last good generation through a bad one', async () => {
