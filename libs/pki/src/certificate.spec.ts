@@ -5,9 +5,16 @@ import { join } from 'node:path';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BACKDATE_MS, issueCertificate } from './certificate.js';
-import { inspectCertificate, splitPemBundle, verifiesAgainst } from './inspect.js';
+import { verifiesAgainst } from './certificate-bundle.js';
+import { splitPemBundle } from './pem-blocks.js';
+import { type ParsedCertificate, parseCertificate } from './parsed-certificate.js';
 
 const DAY = 86_400_000;
+const parsed = (pem: string): ParsedCertificate => {
+  const cert = parseCertificate(pem);
+  if (!cert) throw new Error('expected the certificate to parse');
+  return cert;
+};
 const now = new Date('2026-11-01T00:00:00Z');
 const ca = issueCertificate({ commonName: 'outrigger-ca', usage: 'ca', lifetimeMs: 365 * DAY, now });
 const leaf = issueCertificate({
@@ -40,14 +47,14 @@ describe('issueCertificate', () => {
   });
 
   it('back-dates notBefore and never outlives the issuer', () => {
-    const info = inspectCertificate(leaf.cert);
+    const info = parsed(leaf.cert);
     expect(info.notBefore.getTime()).toBeLessThanOrEqual(now.getTime() - BACKDATE_MS + 1000);
     const long = issueCertificate({ commonName: 'x', usage: 'server', issuer: ca, lifetimeMs: 1000 * DAY, now });
-    expect(inspectCertificate(long.cert).notAfter.getTime()).toBe(inspectCertificate(ca.cert).notAfter.getTime());
+    expect(parsed(long.cert).notAfter.getTime()).toBe(parsed(ca.cert).notAfter.getTime());
   });
 
   it('uses random positive serials', () => {
-    const serials = new Set([ca, leaf].map((c) => inspectCertificate(c.cert).serial));
+    const serials = new Set([ca, leaf].map((c) => parsed(c.cert).serial));
     expect(serials.size).toBe(2);
     for (const s of serials) expect(parseInt(s.slice(0, 2), 16)).toBeLessThan(0x80);
   });

@@ -1,2 +1,4 @@
 export * from './certificate.js';
-export * from './inspect.js';
+export * from './certificate-bundle.js';
+export * from './parsed-certificate.js';
+export * from './pem-blocks.js';
