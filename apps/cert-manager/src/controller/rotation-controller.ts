@@ -3,7 +3,7 @@ import { LeaderElector, Reflector, WorkQueue, type KubeObject, type KubeClient }
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { type Readiness, readiness } from '../rotation/index.js';
-import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './cluster-state.js';
+import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './secret-and-webhook-io.js';
 import { KUBE_CLIENT } from './kube.providers.js';
 import { type Observation, RotationReconciler } from './rotation-reconciler.js';
 
@@ -129,8 +129,8 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
     if (!observed) return { ready: false, reasons: ['nothing observed yet'] };
     const result = readiness({
       now,
-      servingSecret: observed.servingSecret?.state,
-      webhooks: observed.webhooks,
+      servingSecret: observed.state.servingSecret,
+      webhooks: observed.state.webhooks,
       minValidityMs: this.config.readyMinValidityMs,
     });
     return observed.registrationMissing ? { ready: false, reasons: ['the MutatingWebhookConfiguration is not registered yet', ...result.reasons] } : result;

@@ -4,11 +4,11 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CertManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { resolveRotationConfig } from '../rotation/index.js';
-import * as cluster from './cluster-state.js';
+import * as cluster from './secret-and-webhook-io.js';
 import { type Observation, RotationReconciler } from './rotation-reconciler.js';
 
-vi.mock('./cluster-state.js', async (original) => ({
-  ...(await original<typeof import('./cluster-state.js')>()),
+vi.mock('./secret-and-webhook-io.js', async (original) => ({
+  ...(await original<typeof import('./secret-and-webhook-io.js')>()),
   writeSecret: vi.fn(),
   patchCaBundle: vi.fn(),
   createWebhookConfiguration: vi.fn(),
@@ -22,7 +22,7 @@ const config = {
   webhooks: { names: [], selectByAnnotation: true, register: undefined },
 } as unknown as CertManagerConfig;
 
-const empty: Observation = { at: new Date(), configurations: new Map(), webhooks: [], registrationMissing: false };
+const empty: Observation = { at: new Date(), configurations: new Map(), state: { webhooks: [] }, registrationMissing: false };
 
 describe('RotationReconciler', () => {
   let events: { normal: ReturnType<typeof vi.fn>; warning: ReturnType<typeof vi.fn> };

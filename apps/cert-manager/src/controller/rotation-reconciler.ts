@@ -5,16 +5,18 @@ import { type CertManagerConfig, certManagerConfig } from '../config/cert-manage
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import {
   type ChangeReason,
-  type ObservedWebhook,
+  type ObservedState,
   type RotationAction,
   type RotationChange,
   SERVING_SECRET_TYPE,
   type SecretState,
+  type StoredWebhookBundle,
   metricsSnapshot,
+  observeState,
   planRotation,
 } from '../rotation/index.js';
 import {
-  type ObservedSecret,
+  type FetchedSecret,
   type RawWebhookConfiguration,
   WEBHOOK_API_VERSION,
   createWebhookConfiguration,
@@ -24,16 +26,18 @@ import {
   splitWebhookId,
   webhookId,
   writeSecret,
-} from './cluster-state.js';
+} from './secret-and-webhook-io.js';
 import { EVENT_RECORDER, KUBE_CLIENT } from './kube.providers.js';
 
 /** What one run read from the API server (never from a cache: caBundles are confirmed by reading them back). */
 export interface Observation {
   readonly at: Date;
-  readonly caSecret?: ObservedSecret;
-  readonly servingSecret?: ObservedSecret;
+  /** The objects as fetched, for guarded writes. */
+  readonly caSecret?: FetchedSecret;
+  readonly servingSecret?: FetchedSecret;
   readonly configurations: ReadonlyMap<string, RawWebhookConfiguration>;
-  readonly webhooks: readonly ObservedWebhook[];
+  /** The same, read once into certificates, keys and bundles: what planning, readiness and metrics look at. */
+  readonly state: ObservedState;
   /** Register mode: the configuration this service creates does not exist yet. */
   readonly registrationMissing: boolean;
 }
@@ -74,35 +78,33 @@ export class RotationReconciler {
       const obj = await readWebhookConfiguration(this.kc, name);
       if (obj) configurations.set(name, obj);
     }
-    const webhooks: ObservedWebhook[] = [];
+    const webhooks: StoredWebhookBundle[] = [];
     for (const [name, obj] of configurations) {
       for (const w of obj.webhooks ?? []) {
         const encoded = w.clientConfig?.caBundle;
         webhooks.push({ name: webhookId(name, w.name ?? ''), caBundle: encoded ? Buffer.from(encoded, 'base64').toString('utf8') : undefined });
       }
     }
+    const state = observeState(
+      { caSecret: caSecret?.stored, servingSecret: servingSecret?.stored, webhooks },
+      { caSecret: `${namespace}/${caSecretName}`, servingSecret: `${namespace}/${servingSecretName}` },
+    );
     const observation: Observation = {
       at: new Date(),
       caSecret,
       servingSecret,
       configurations,
-      webhooks,
+      state,
       registrationMissing: registerName !== undefined && !configurations.has(registerName),
     };
-    this.metrics.observe(metricsSnapshot({ now: observation.at, caSecret: caSecret?.state, servingSecret: servingSecret?.state }));
+    this.metrics.observe(metricsSnapshot({ now: observation.at, caSecret: state.caSecret, servingSecret: state.servingSecret }));
     return observation;
   }
 
   /** Plans and writes; `stillLeader` is asked before every write. */
   async reconcile(observation: Observation, stillLeader: () => boolean): Promise<RunResult> {
     const now = new Date();
-    const plan = planRotation({
-      now,
-      config: this.config.rotation,
-      caSecret: observation.caSecret?.state,
-      servingSecret: observation.servingSecret?.state,
-      webhooks: observation.webhooks,
-    });
+    const plan = planRotation({ now, config: this.config.rotation, ...observation.state });
     if (plan.waiting.length > 0) this.log.log(`phase ${plan.phase}; waiting: ${plan.waiting.join('; ')}`);
     let writes = 0;
     for (const action of plan.actions) {

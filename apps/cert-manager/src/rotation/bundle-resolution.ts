@@ -1,9 +1,10 @@
-import { type Cert, type KeyPair, bundleHas, describe, formatDuration, isValidAt, normalizeFingerprint, parseBundle, signedBy, uniqueByFingerprint } from './certificate-facts.js';
+import { type ParsedCertificate, bundleHas, normalizeFingerprint, signedBy, uniqueByFingerprint, validAt } from '@outrigger/pki';
 import type { CaResolution } from './ca-resolution.js';
 import type { LeafResolution } from './leaf-resolution.js';
+import type { KeyPair } from './observed-secrets.js';
 import type { WebhookBundle } from './observed-webhooks.js';
+import { describe, formatDuration } from './rotation-messages.js';
 import type { RotationChange, RotationInput } from './rotation-plan.js';
-import { SERVING_ANNOTATIONS, SERVING_SECRET_KEYS } from './secret-layout.js';
 
 /** Whether every injector replica can be assumed to serve the leaf of the serving Secret. */
 export interface SettleState {
@@ -18,11 +19,10 @@ export interface SettleState {
 
 export function settleState(input: RotationInput, leaf: LeafResolution): SettleState {
   const { now, config } = input;
-  const fingerprint = normalizeFingerprint(leaf.leaf.cert.fingerprint);
-  const annotations = input.servingSecret?.annotations ?? {};
-  const recordedSince = new Date(annotations[SERVING_ANNOTATIONS.leafSince] ?? Number.NaN);
-  const recordedFor = normalizeFingerprint(annotations[SERVING_ANNOTATIONS.leafSha256] ?? '');
-  const since = !leaf.issued && recordedFor === fingerprint && !Number.isNaN(recordedSince.getTime()) ? recordedSince : now;
+  const fingerprint = normalizeFingerprint(leaf.leaf.cert.fingerprint256);
+  const recordedSince = input.servingSecret?.recordedLeafSince;
+  const recordedFor = input.servingSecret?.recordedLeafSha256;
+  const since = !leaf.issued && recordedFor === fingerprint && recordedSince !== undefined ? recordedSince : now;
 
   const reported = (input.servingFingerprints ?? []).map(normalizeFingerprint);
   if (reported.length > 0) {
@@ -42,21 +42,21 @@ export function settleState(input: RotationInput, leaf: LeafResolution): SettleS
  * published, what the serving Secret trusts, CAs displaced in this run and, when the CA Secret
  * lost its record, what the webhooks hold. Only CAs still valid count.
  */
-export function retentionPool(input: RotationInput, ca: CaResolution, webhooks: readonly WebhookBundle[]): Cert[] {
-  const serving = parseBundle(input.servingSecret?.data[SERVING_SECRET_KEYS.bundle]).certs;
+export function retentionPool(input: RotationInput, ca: CaResolution, webhooks: readonly WebhookBundle[]): ParsedCertificate[] {
+  const serving = input.servingSecret?.bundle?.certs ?? [];
   const fromWebhooks = ca.recorded === undefined ? webhooks.flatMap((w) => w.certs) : [];
   const own = [ca.signer, ca.next].filter((p): p is KeyPair => p !== undefined);
   return uniqueByFingerprint([...(ca.recorded ?? []), ...serving, ...ca.displaced, ...fromWebhooks]).filter(
-    (c) => c.x509.ca && isValidAt(c, input.now) && !own.some((p) => p.cert.fingerprint === c.fingerprint),
+    (c) => c.isCa && validAt(c, input.now) && !own.some((p) => p.cert.fingerprint256 === c.fingerprint256),
   );
 }
 
 export interface BundleResolution {
   /** Signer first, then the staged CA, then retained CAs (latest expiry first). */
-  readonly certs: readonly Cert[];
-  readonly retained: readonly Cert[];
+  readonly certs: readonly ParsedCertificate[];
+  readonly retained: readonly ParsedCertificate[];
   /** Retained only because the injectors have not settled; they go once they have. */
-  readonly retainedForSettle: readonly Cert[];
+  readonly retainedForSettle: readonly ParsedCertificate[];
   readonly changes: readonly RotationChange[];
   readonly waiting: readonly string[];
 }
@@ -66,11 +66,11 @@ export interface BundleResolution {
  * signed the current leaf — until the injectors have settled on it, because a replica may still
  * serve the previous leaf.
  */
-export function resolveBundle(input: RotationInput, ca: CaResolution, pool: readonly Cert[], leaf: LeafResolution, settle: SettleState): BundleResolution {
+export function resolveBundle(input: RotationInput, ca: CaResolution, pool: readonly ParsedCertificate[], leaf: LeafResolution, settle: SettleState): BundleResolution {
   const leafCert = leaf.leaf.cert;
   const retained = pool
     .filter((c) => signedBy(leafCert, c) || !settle.settled)
-    .sort((a, b) => b.notAfter.getTime() - a.notAfter.getTime() || a.fingerprint.localeCompare(b.fingerprint));
+    .sort((a, b) => b.notAfter.getTime() - a.notAfter.getTime() || a.fingerprint256.localeCompare(b.fingerprint256));
   const retainedForSettle = retained.filter((c) => !signedBy(leafCert, c));
   const certs = [ca.signer.cert, ...(ca.next ? [ca.next.cert] : []), ...retained];
 
@@ -88,9 +88,9 @@ export function resolveBundle(input: RotationInput, ca: CaResolution, pool: read
   }
   for (const c of previous) {
     if (bundleHas(certs, c)) continue;
-    const why = !isValidAt(c, input.now)
+    const why = !validAt(c, input.now)
       ? 'it is no longer valid'
-      : pool.some((p) => p.fingerprint === c.fingerprint)
+      : pool.some((p) => p.fingerprint256 === c.fingerprint256)
         ? `the served leaf ${describe(leafCert)} is not signed by it and ${settle.detail}`
         : 'no served leaf can depend on it';
     changes.push({ reason: 'CaDropped', message: `Dropped ${describe(c)} from the bundle: ${why}.` });
@@ -100,6 +100,6 @@ export function resolveBundle(input: RotationInput, ca: CaResolution, pool: read
 }
 
 /** The bundle published by the last run, as far as we know: the CA Secret's record, else the serving Secret's ca.crt. */
-export function previouslyPublished(input: RotationInput, ca: CaResolution): readonly Cert[] {
-  return ca.recorded ?? parseBundle(input.servingSecret?.data[SERVING_SECRET_KEYS.bundle]).certs;
+export function previouslyPublished(input: RotationInput, ca: CaResolution): readonly ParsedCertificate[] {
+  return ca.recorded ?? input.servingSecret?.bundle?.certs ?? [];
 }

@@ -1,17 +1,8 @@
-import {
-  type Cert,
-  type KeyPair,
-  describe,
-  formatDuration,
-  isValidAt,
-  keyMatches,
-  lifeMs,
-  parseBundle,
-  parseCertificate,
-  renewalTime,
-} from './certificate-facts.js';
+import { type ParsedCertificate, lifetimeMs, renewalTime, validAt } from '@outrigger/pki';
+import { type KeyPair, type ObservedKeyPair, entryProblem } from './observed-secrets.js';
 import { type WebhookBundle, webhooksMissing } from './observed-webhooks.js';
 import type { RotationConfig } from './rotation-config.js';
+import { describe, formatDuration } from './rotation-messages.js';
 import { type IssueFn, type RotationChange, type RotationInput, isFirstInstall } from './rotation-plan.js';
 import { CA_SECRET_KEYS } from './secret-layout.js';
 
@@ -21,14 +12,14 @@ export interface CaResolution {
   /** Published beside the signer, not yet signing. */
   readonly next?: KeyPair;
   /** CAs that stopped signing in this run or lost their key; still valid, so a leaf may depend on them. */
-  readonly displaced: readonly Cert[];
+  readonly displaced: readonly ParsedCertificate[];
   /** The CA Secret's record of the published bundle; undefined when missing or unreadable. */
-  readonly recorded?: readonly Cert[];
+  readonly recorded?: readonly ParsedCertificate[];
   readonly changes: readonly RotationChange[];
   readonly waiting: readonly string[];
 }
 
-type Loaded = { readonly pair: KeyPair } | { readonly problem: string; readonly cert?: Cert };
+type Loaded = { readonly pair: KeyPair } | { readonly problem: string; readonly cert?: ParsedCertificate };
 
 /**
  * The CA steps of a run, in order: load the signer and the staged CA (a broken staged CA is
@@ -37,15 +28,15 @@ type Loaded = { readonly pair: KeyPair } | { readonly problem: string; readonly 
  */
 export function resolveCa(input: RotationInput, webhooks: readonly WebhookBundle[], issue: IssueFn): CaResolution {
   const { now, config } = input;
-  const data = input.caSecret?.data ?? {};
+  const observed = input.caSecret;
   const changes: RotationChange[] = [];
   const waiting: string[] = [];
-  const displaced: Cert[] = [];
+  const displaced: ParsedCertificate[] = [];
 
-  const current = loadCa(data[CA_SECRET_KEYS.cert], data[CA_SECRET_KEYS.key], now, 'ca');
+  const current: Loaded = observed ? loadCa(observed.signer, now) : { problem: `${CA_SECRET_KEYS.cert} is missing` };
   let next: KeyPair | undefined;
-  if (data[CA_SECRET_KEYS.nextCert] !== undefined || data[CA_SECRET_KEYS.nextKey] !== undefined) {
-    const staged = loadCa(data[CA_SECRET_KEYS.nextCert], data[CA_SECRET_KEYS.nextKey], now, 'ca-next');
+  if (observed && (observed.next.cert.state !== 'missing' || observed.next.key.state !== 'missing')) {
+    const staged = loadCa(observed.next, now);
     if ('pair' in staged) next = staged.pair;
     else changes.push({ reason: 'StagedCaDiscarded', message: `Discarded the staged CA: ${staged.problem}.` });
   }
@@ -55,7 +46,7 @@ export function resolveCa(input: RotationInput, webhooks: readonly WebhookBundle
   if ('pair' in current) {
     signer = current.pair;
   } else {
-    if (current.cert && isValidAt(current.cert, now)) displaced.push(current.cert);
+    if (current.cert && validAt(current.cert, now)) displaced.push(current.cert);
     if (next) {
       signer = next;
       next = undefined;
@@ -70,7 +61,7 @@ export function resolveCa(input: RotationInput, webhooks: readonly WebhookBundle
           ? { reason: 'CaCreated', message: `Generated CA ${describe(signer.cert)}.` }
           : {
               reason: 'CaRecovered',
-              message: `The CA Secret is unusable (${input.caSecret === undefined ? 'it is missing' : current.problem}); generated CA ${describe(signer.cert)}.`,
+              message: `The CA Secret is unusable (${observed === undefined ? 'it is missing' : current.problem}); generated CA ${describe(signer.cert)}.`,
             },
       );
     }
@@ -97,29 +88,31 @@ export function resolveCa(input: RotationInput, webhooks: readonly WebhookBundle
       reason: 'CaStaged',
       message:
         `CA ${describe(signer.cert)} has ${formatDuration(signer.cert.notAfter.getTime() - now.getTime())} of its ` +
-        `${formatDuration(lifeMs(signer.cert))} left; staged CA ${describe(next.cert)} beside it. Leaves stay signed by the old CA until every webhook trusts the new one.`,
+        `${formatDuration(lifetimeMs(signer.cert))} left; staged CA ${describe(next.cert)} beside it. Leaves stay signed by the old CA until every webhook trusts the new one.`,
     });
   }
 
-  const record = data[CA_SECRET_KEYS.bundle] === undefined ? undefined : parseBundle(data[CA_SECRET_KEYS.bundle]);
+  const record = observed?.bundle;
   const recorded = record && record.unparseable === 0 && record.certs.length > 0 ? record.certs : undefined;
   return { signer, next, displaced, recorded, changes, waiting };
 }
 
-function loadCa(certPem: string | undefined, keyPem: string | undefined, now: Date, prefix: 'ca' | 'ca-next'): Loaded {
-  if (certPem === undefined) return { problem: `${prefix}.crt is missing` };
-  const cert = parseCertificate(certPem);
-  if (!cert) return { problem: `${prefix}.crt does not parse` };
-  if (!cert.x509.ca) return { problem: `${prefix}.crt is not a CA certificate` };
-  if (now.getTime() >= cert.notAfter.getTime()) return { problem: `${prefix}.crt expired at ${cert.notAfter.toISOString()}`, cert };
-  if (now.getTime() < cert.notBefore.getTime()) return { problem: `${prefix}.crt is not valid before ${cert.notBefore.toISOString()}`, cert };
-  if (keyPem === undefined) return { problem: `${prefix}.key is missing`, cert };
-  if (!keyMatches(cert, keyPem)) return { problem: `${prefix}.key does not match ${prefix}.crt`, cert };
-  return { pair: { cert, key: keyPem } };
+/** A usable CA: a CA certificate, valid now, with its key. */
+function loadCa(observed: ObservedKeyPair, now: Date): Loaded {
+  const { cert: certEntry, key: keyEntry } = observed;
+  if (certEntry.state !== 'read') return { problem: entryProblem(certEntry) };
+  const cert = certEntry.value;
+  const crt = certEntry.dataKey;
+  if (!cert.isCa) return { problem: `${crt} is not a CA certificate` };
+  if (now.getTime() >= cert.notAfter.getTime()) return { problem: `${crt} expired at ${cert.notAfter.toISOString()}`, cert };
+  if (now.getTime() < cert.notBefore.getTime()) return { problem: `${crt} is not valid before ${cert.notBefore.toISOString()}`, cert };
+  if (keyEntry.state === 'missing') return { problem: `${keyEntry.dataKey} is missing`, cert };
+  if (!observed.matched) return { problem: `${keyEntry.dataKey} does not match ${crt}`, cert };
+  return { pair: observed.matched };
 }
 
 function generateCa(config: RotationConfig, now: Date, issue: IssueFn): KeyPair {
-  const issued = issue({
+  return issue({
     // "-", not "@": node-forge writes the CN as PrintableString, which has no "@", and Go (the
     // API server) then refuses the whole caBundle ("invalid RDNSequence"); openssl does not mind.
     commonName: `${config.caCommonName}-${Math.floor(now.getTime() / 1000)}`,
@@ -128,7 +121,4 @@ function generateCa(config: RotationConfig, now: Date, issue: IssueFn): KeyPair 
     keyBits: config.keyBits,
     now,
   });
-  const cert = parseCertificate(issued.cert);
-  if (!cert) throw new Error('the issuer returned a CA certificate that does not parse');
-  return { cert, key: issued.key };
 }

@@ -1,21 +1,9 @@
-import {
-  type Cert,
-  type KeyPair,
-  canonicalIp,
-  describe,
-  formatDuration,
-  isValidAt,
-  keyMatches,
-  lifeMs,
-  parseCertificate,
-  renewalTime,
-  signedBy,
-  subjectAltNames,
-} from './certificate-facts.js';
+import { type ParsedCertificate, canonicalIp, lifetimeMs, renewalTime, signedBy, validAt } from '@outrigger/pki';
+import { type KeyPair, type ObservedKeyPair, entryProblem } from './observed-secrets.js';
 import { type WebhookBundle, webhooksMissing } from './observed-webhooks.js';
 import { type RotationConfig, servingCommonName, servingDnsNames } from './rotation-config.js';
+import { describe, formatDuration } from './rotation-messages.js';
 import { type IssueFn, type RotationChange, type RotationInput, isFirstInstall } from './rotation-plan.js';
-import { SERVING_SECRET_KEYS } from './secret-layout.js';
 
 export interface LeafResolution {
   /** The leaf the serving Secret should hold after this run. */
@@ -36,17 +24,16 @@ export interface LeafResolution {
 export function resolveLeaf(
   input: RotationInput,
   signer: KeyPair,
-  publishable: readonly Cert[],
+  publishable: readonly ParsedCertificate[],
   webhooks: readonly WebhookBundle[],
   issue: IssueFn,
 ): LeafResolution {
   const { now, config } = input;
-  const data = input.servingSecret?.data ?? {};
-  const cert = parseCertificate(data[SERVING_SECRET_KEYS.cert]);
-  const key = data[SERVING_SECRET_KEYS.key];
+  const observed = input.servingSecret?.leaf;
 
-  const problem = unusable(input, cert, key, [signer.cert, ...publishable]);
-  if (problem !== undefined || !cert || key === undefined) {
+  const problem = unusable(input, observed, [signer.cert, ...publishable]);
+  const current = observed?.matched;
+  if (problem !== undefined || !current) {
     const leaf = issueLeaf(config, signer, now, issue);
     const change: RotationChange = isFirstInstall(input)
       ? { reason: 'LeafIssued', message: `Issued leaf ${describe(leaf.cert)} signed by ${describe(signer.cert)}.` }
@@ -54,9 +41,8 @@ export function resolveLeaf(
     return { leaf, issued: true, changes: [change], waiting: [] };
   }
 
-  const current: KeyPair = { cert, key };
-  const fromSigner = signedBy(cert, signer.cert);
-  const due = dueReasons(config, now, cert, signer, fromSigner);
+  const fromSigner = signedBy(current.cert, signer.cert);
+  const due = dueReasons(config, now, current.cert, signer, fromSigner);
   if (due.length === 0) return { leaf: current, issued: false, changes: [], waiting: [] };
 
   const missing = fromSigner ? [] : webhooksMissing(webhooks, signer.cert);
@@ -77,40 +63,39 @@ export function resolveLeaf(
   };
 }
 
-function unusable(input: RotationInput, cert: Cert | undefined, key: string | undefined, cas: readonly Cert[]): string | undefined {
+function unusable(input: RotationInput, observed: ObservedKeyPair | undefined, cas: readonly ParsedCertificate[]): string | undefined {
   const { now } = input;
-  if (input.servingSecret === undefined) return 'the serving Secret is missing';
-  if (input.servingSecret.data[SERVING_SECRET_KEYS.cert] === undefined) return 'tls.crt is missing';
-  if (!cert) return 'tls.crt does not parse';
-  if (cert.x509.ca) return 'tls.crt holds a CA certificate';
-  if (!keyMatches(cert, key)) return 'tls.key is missing or does not match tls.crt';
+  if (observed === undefined) return 'the serving Secret is missing';
+  if (observed.cert.state !== 'read') return entryProblem(observed.cert);
+  const cert = observed.cert.value;
+  if (cert.isCa) return `${observed.cert.dataKey} holds a CA certificate`;
+  if (!observed.matched) return `${observed.key.dataKey} is missing or does not match ${observed.cert.dataKey}`;
   if (now.getTime() >= cert.notAfter.getTime()) return `the leaf expired at ${cert.notAfter.toISOString()}`;
-  if (!isValidAt(cert, now)) return `the leaf is not valid before ${cert.notBefore.toISOString()}`;
+  if (!validAt(cert, now)) return `the leaf is not valid before ${cert.notBefore.toISOString()}`;
   if (!cas.some((ca) => signedBy(cert, ca))) return 'the leaf is signed by none of the known CAs';
   return undefined;
 }
 
-function dueReasons(config: RotationConfig, now: Date, cert: Cert, signer: KeyPair, fromSigner: boolean): string[] {
+function dueReasons(config: RotationConfig, now: Date, cert: ParsedCertificate, signer: KeyPair, fromSigner: boolean): string[] {
   const reasons: string[] = [];
   if (!fromSigner) reasons.push(`it is not signed by the signing CA ${describe(signer.cert)}`);
 
-  const names = subjectAltNames(cert);
   const wantDns = [...new Set(servingDnsNames(config).map((n) => n.toLowerCase()))].sort();
   const wantIps = [...new Set(config.ipAddresses.map(canonicalIp))].sort();
-  if (names.dnsNames.join() !== wantDns.join() || names.ipAddresses.join() !== wantIps.join()) {
-    reasons.push(`its names [${[...names.dnsNames, ...names.ipAddresses].join(', ')}] differ from the configured [${[...wantDns, ...wantIps].join(', ')}]`);
+  if (cert.dnsNames.join() !== wantDns.join() || cert.ipAddresses.join() !== wantIps.join()) {
+    reasons.push(`its names [${[...cert.dnsNames, ...cert.ipAddresses].join(', ')}] differ from the configured [${[...wantDns, ...wantIps].join(', ')}]`);
   }
 
   // Renewing only helps when the new leaf would last longer; a leaf cut at its CA's expiry waits for the CA rotation.
   const renewedUntil = Math.min(now.getTime() + config.leafLifetimeMs, signer.cert.notAfter.getTime());
   if (now.getTime() >= renewalTime(cert, config.renewBeforeFraction).getTime() && renewedUntil > cert.notAfter.getTime()) {
-    reasons.push(`it has ${formatDuration(cert.notAfter.getTime() - now.getTime())} of its ${formatDuration(lifeMs(cert))} left`);
+    reasons.push(`it has ${formatDuration(cert.notAfter.getTime() - now.getTime())} of its ${formatDuration(lifetimeMs(cert))} left`);
   }
   return reasons;
 }
 
 function issueLeaf(config: RotationConfig, signer: KeyPair, now: Date, issue: IssueFn): KeyPair {
-  const issued = issue({
+  return issue({
     commonName: servingCommonName(config),
     usage: 'server',
     issuer: { cert: signer.cert.pem, key: signer.key },
@@ -120,7 +105,4 @@ function issueLeaf(config: RotationConfig, signer: KeyPair, now: Date, issue: Is
     keyBits: config.keyBits,
     now,
   });
-  const cert = parseCertificate(issued.cert);
-  if (!cert) throw new Error('the issuer returned a leaf certificate that does not parse');
-  return { cert, key: issued.key };
 }

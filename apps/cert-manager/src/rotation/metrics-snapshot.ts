@@ -1,10 +1,10 @@
-import { type Cert, parseBundle, parseCertificate } from './certificate-facts.js';
-import { CA_SECRET_KEYS, SERVING_SECRET_KEYS, type SecretState } from './secret-layout.js';
+import type { ParsedCertificate } from '@outrigger/pki';
+import { type ObservedCaSecret, type ObservedServingSecret, valueOf } from './observed-secrets.js';
 
 export interface MetricsInput {
   readonly now: Date;
-  readonly caSecret?: SecretState;
-  readonly servingSecret?: SecretState;
+  readonly caSecret?: ObservedCaSecret;
+  readonly servingSecret?: ObservedServingSecret;
 }
 
 /** Gauges for alerting; null when the certificate is missing or unreadable, negative once expired. */
@@ -18,15 +18,15 @@ export interface MetricsSnapshot {
 }
 
 export function metricsSnapshot(input: MetricsInput): MetricsSnapshot {
-  const ca = input.caSecret?.data ?? {};
+  const { caSecret, servingSecret, now } = input;
   return {
-    caExpirySeconds: secondsLeft(parseCertificate(ca[CA_SECRET_KEYS.cert]), input.now),
-    stagedCaExpirySeconds: secondsLeft(parseCertificate(ca[CA_SECRET_KEYS.nextCert]), input.now),
-    leafExpirySeconds: secondsLeft(parseCertificate(input.servingSecret?.data[SERVING_SECRET_KEYS.cert]), input.now),
-    bundleCaCount: parseBundle(ca[CA_SECRET_KEYS.bundle] ?? input.servingSecret?.data[SERVING_SECRET_KEYS.bundle]).certs.length,
+    caExpirySeconds: secondsLeft(caSecret && valueOf(caSecret.signer.cert), now),
+    stagedCaExpirySeconds: secondsLeft(caSecret && valueOf(caSecret.next.cert), now),
+    leafExpirySeconds: secondsLeft(servingSecret && valueOf(servingSecret.leaf.cert), now),
+    bundleCaCount: (caSecret?.bundle ?? servingSecret?.bundle)?.certs.length ?? 0,
   };
 }
 
-function secondsLeft(cert: Cert | undefined, now: Date): number | null {
+function secondsLeft(cert: ParsedCertificate | undefined, now: Date): number | null {
   return cert ? Math.floor((cert.notAfter.getTime() - now.getTime()) / 1000) : null;
 }

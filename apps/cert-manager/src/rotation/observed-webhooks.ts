@@ -1,31 +1,39 @@
-import { type Cert, bundleHas, parseBundle } from './certificate-facts.js';
-import type { ObservedWebhook } from './rotation-plan.js';
+import { type ParsedCertificate, bundleHas, parseBundle } from '@outrigger/pki';
 
-/** A webhook's caBundle, parsed once per run. */
+/** One `clientConfig.caBundle` of a managed MutatingWebhookConfiguration, as read from the API server. */
+export interface StoredWebhookBundle {
+  /** Stable id chosen by the shell, e.g. `<configuration>/<webhook>`; echoed in patches. */
+  readonly name: string;
+  /** Decoded PEM text; undefined or empty when unset. */
+  readonly caBundle?: string;
+}
+
+/** A webhook's caBundle, read once. */
 export interface WebhookBundle {
   readonly name: string;
-  readonly certs: readonly Cert[];
+  readonly certs: readonly ParsedCertificate[];
   /** Blocks that look like certificates but do not parse. */
   readonly unparseable: number;
+  /** Unset or blank. */
   readonly empty: boolean;
 }
 
-export function parseWebhookBundles(webhooks: readonly ObservedWebhook[]): WebhookBundle[] {
+export function observeWebhooks(webhooks: readonly StoredWebhookBundle[]): WebhookBundle[] {
   return webhooks.map(({ name, caBundle }) => {
-    const { certs, unparseable } = parseBundle(caBundle);
+    const { certs, unparseable } = parseBundle(caBundle ?? '');
     return { name, certs, unparseable, empty: caBundle === undefined || caBundle.trim() === '' };
   });
 }
 
 /** Names of the webhooks whose caBundle does not (yet) contain `cert`; empty when all trust it. */
-export function webhooksMissing(webhooks: readonly WebhookBundle[], cert: Cert): string[] {
+export function webhooksMissing(webhooks: readonly WebhookBundle[], cert: ParsedCertificate): string[] {
   return webhooks.filter((w) => !bundleHas(w.certs, cert)).map((w) => w.name);
 }
 
 /** True when the webhook's caBundle holds exactly these certificates (order and spelling aside). */
-export function holdsExactly(webhook: WebhookBundle, certs: readonly Cert[]): boolean {
+export function holdsExactly(webhook: WebhookBundle, certs: readonly ParsedCertificate[]): boolean {
   if (webhook.unparseable > 0) return false;
-  const have = new Set(webhook.certs.map((c) => c.fingerprint));
-  const want = new Set(certs.map((c) => c.fingerprint));
+  const have = new Set(webhook.certs.map((c) => c.fingerprint256));
+  const want = new Set(certs.map((c) => c.fingerprint256));
   return have.size === want.size && [...want].every((fp) => have.has(fp));
 }

@@ -2,10 +2,16 @@ import { issueCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
 import { readiness } from './readiness.js';
 import { planRotation } from './rotation-planner.js';
-import { HOUR, MINUTE, T0, WEBHOOKS, after, apply, emptyWorld, inputFor, testConfig } from './test-support.js';
+import { HOUR, MINUTE, T0, WEBHOOKS, type World, after, apply, emptyWorld, inputFor, observe, testConfig } from './test-support.js';
 
 const world = apply(emptyWorld(), planRotation(inputFor(emptyWorld(), T0, testConfig())));
-const base = { now: after(MINUTE), servingSecret: world.servingSecret, webhooks: world.webhooks, minValidityMs: HOUR };
+const observed = observe(world);
+const base = { now: after(MINUTE), servingSecret: observed.servingSecret, webhooks: observed.webhooks, minValidityMs: HOUR };
+/** The readiness input for `world` with the serving Secret or the webhooks as given (as stored). */
+const stored = (changes: Partial<World>) => {
+  const { servingSecret, webhooks } = observe({ ...world, ...changes });
+  return { servingSecret, webhooks };
+};
 
 describe('readiness', () => {
   it('is ready when the leaf is valid long enough and every webhook trusts it', () => {
@@ -14,7 +20,8 @@ describe('readiness', () => {
 
   it('is not ready without a serving Secret or with an unreadable leaf', () => {
     expect(readiness({ ...base, servingSecret: undefined })).toEqual({ ready: false, reasons: ['the serving Secret is missing'] });
-    expect(readiness({ ...base, servingSecret: { data: { 'tls.crt': 'x' } } }).reasons).toEqual(['tls.crt is missing or does not parse']);
+    expect(readiness({ ...base, ...stored({ servingSecret: { data: { 'tls.crt': 'x' } } }) }).reasons).toEqual(['tls.crt is missing or does not parse']);
+    expect(readiness({ ...base, ...stored({ servingSecret: { data: {} } }) }).reasons).toEqual(['tls.crt is missing or does not parse']);
   });
 
   it('is not ready when the leaf expires within the window', () => {
@@ -33,7 +40,7 @@ describe('readiness', () => {
 
   it('names each webhook that does not trust the leaf', () => {
     const other = issueCertificate({ commonName: 'other', usage: 'ca', lifetimeMs: HOUR, now: T0 });
-    const r = readiness({ ...base, webhooks: [{ name: WEBHOOKS[0], caBundle: other.cert }, { name: WEBHOOKS[1] }] });
+    const r = readiness({ ...base, ...stored({ webhooks: [{ name: WEBHOOKS[0], caBundle: other.cert }, { name: WEBHOOKS[1] }] }) });
     expect(r).toEqual({
       ready: false,
       reasons: [`the leaf does not verify against the caBundle of ${WEBHOOKS[0]}`, `${WEBHOOKS[1]} has no caBundle`],
@@ -41,8 +48,8 @@ describe('readiness', () => {
   });
 
   it('is not ready when the key does not match', () => {
-    const serving = base.servingSecret ?? { data: {} };
-    const r = readiness({ ...base, servingSecret: { data: { ...serving.data, 'tls.key': 'nope' } } });
+    const serving = world.servingSecret ?? { data: {} };
+    const r = readiness({ ...base, ...stored({ servingSecret: { data: { ...serving.data, 'tls.key': 'nope' } } }) });
     expect(r.reasons).toEqual(['tls.key is missing or does not match tls.crt']);
   });
 });

@@ -1,14 +1,15 @@
-import { describe, isValidAt, keyMatches, parseBundle, parseCertificate, signedBy } from './certificate-facts.js';
-import type { ObservedWebhook } from './rotation-plan.js';
-import { SERVING_SECRET_KEYS, type SecretState } from './secret-layout.js';
+import { lifetimeMs, signedBy, validAt } from '@outrigger/pki';
+import type { ObservedServingSecret } from './observed-secrets.js';
+import type { WebhookBundle } from './observed-webhooks.js';
+import { describe } from './rotation-messages.js';
 
 /** A sensible `minValidityMs`: far below the renewal margin of a 90-day leaf, far above the recheck period. */
 export const DEFAULT_READY_MIN_VALIDITY_MS = 60 * 60_000;
 
 export interface ReadinessInput {
   readonly now: Date;
-  readonly servingSecret?: SecretState;
-  readonly webhooks: readonly ObservedWebhook[];
+  readonly servingSecret?: ObservedServingSecret;
+  readonly webhooks: readonly WebhookBundle[];
   /**
    * The leaf must stay valid at least this much longer. By default the lesser of an hour and a tenth
    * of the leaf's own lifetime: judged by how the leaf was issued, not by this pod's lifetime
@@ -31,22 +32,22 @@ export interface Readiness {
 export function readiness(input: ReadinessInput): Readiness {
   const { now } = input;
   if (!input.servingSecret) return notReady('the serving Secret is missing');
-  const leaf = parseCertificate(input.servingSecret.data[SERVING_SECRET_KEYS.cert]);
-  if (!leaf) return notReady('tls.crt is missing or does not parse');
-  if (leaf.x509.ca) return notReady('tls.crt holds a CA certificate');
+  const observed = input.servingSecret.leaf;
+  const crt = observed.cert.dataKey;
+  if (observed.cert.state !== 'read') return notReady(`${crt} is missing or does not parse`);
+  const leaf = observed.cert.value;
+  if (leaf.isCa) return notReady(`${crt} holds a CA certificate`);
 
   const reasons: string[] = [];
-  if (!keyMatches(leaf, input.servingSecret.data[SERVING_SECRET_KEYS.key])) reasons.push('tls.key is missing or does not match tls.crt');
+  if (!observed.matched) reasons.push(`${observed.key.dataKey} is missing or does not match ${crt}`);
   if (now.getTime() < leaf.notBefore.getTime()) reasons.push(`the leaf is not valid before ${leaf.notBefore.toISOString()}`);
-  const ownLifetimeMs = leaf.notAfter.getTime() - leaf.notBefore.getTime();
-  const validUntil = now.getTime() + (input.minValidityMs ?? Math.min(DEFAULT_READY_MIN_VALIDITY_MS, ownLifetimeMs / 10));
+  const validUntil = now.getTime() + (input.minValidityMs ?? Math.min(DEFAULT_READY_MIN_VALIDITY_MS, lifetimeMs(leaf) / 10));
   if (leaf.notAfter.getTime() < validUntil) {
     reasons.push(`the leaf ${describe(leaf)} expires before ${new Date(validUntil).toISOString()}`);
   }
-  for (const webhook of input.webhooks) {
-    const { certs } = parseBundle(webhook.caBundle);
-    if (certs.length === 0) reasons.push(`${webhook.name} has no caBundle`);
-    else if (!certs.some((ca) => isValidAt(ca, now) && signedBy(leaf, ca))) reasons.push(`the leaf does not verify against the caBundle of ${webhook.name}`);
+  for (const { name, certs } of input.webhooks) {
+    if (certs.length === 0) reasons.push(`${name} has no caBundle`);
+    else if (!certs.some((ca) => validAt(ca, now) && signedBy(leaf, ca))) reasons.push(`the leaf does not verify against the caBundle of ${name}`);
   }
   return { ready: reasons.length === 0, reasons };
 }

@@ -1,23 +1,13 @@
-import type { CertificateRequest, Issued } from '@outrigger/pki';
+import { type CertificateRequest, issueCertificate, parseCertificate } from '@outrigger/pki';
+import type { ObservedState } from './observed-state.js';
+import type { KeyPair } from './observed-secrets.js';
 import type { RotationConfig } from './rotation-config.js';
 import type { SecretState } from './secret-layout.js';
 
-/** One `clientConfig.caBundle` of a managed MutatingWebhookConfiguration, as last read from the API server. */
-export interface ObservedWebhook {
-  /** Stable id chosen by the shell, e.g. `<configuration>/<webhook>`; echoed in patches. */
-  readonly name: string;
-  /** Decoded PEM text; undefined or empty when unset. */
-  readonly caBundle?: string;
-}
-
-export interface RotationInput {
+/** The planner's input: the clock, the configuration and what the cluster holds, read once (see observeState). */
+export interface RotationInput extends ObservedState {
   readonly now: Date;
   readonly config: RotationConfig;
-  /** Undefined when the Secret does not exist. */
-  readonly caSecret?: SecretState;
-  readonly servingSecret?: SecretState;
-  /** Every managed webhook; an empty list means none is managed (nothing to confirm). */
-  readonly webhooks: readonly ObservedWebhook[];
   /**
    * SHA-256 fingerprints of the leaf each injector replica currently serves, when the injectors
    * report them. Undefined or empty: unknown, and the settle delay applies instead.
@@ -26,7 +16,15 @@ export interface RotationInput {
 }
 
 /** Key generation is the planner's only side effect; tests may wrap or replace it. */
-export type IssueFn = (request: CertificateRequest) => Issued;
+export type IssueFn = (request: CertificateRequest) => KeyPair;
+
+/** The real issuer (libs/pki), its certificate read once as it comes out. */
+export const issueKeyPair: IssueFn = (request) => {
+  const issued = issueCertificate(request);
+  const cert = parseCertificate(issued.cert);
+  if (!cert) throw new Error(`the issuer returned a ${request.usage} certificate that does not parse`);
+  return { cert, key: issued.key };
+};
 
 /**
  * Where the rotation stands after the plan is applied:
@@ -89,5 +87,5 @@ export interface RotationPlan {
 
 /** Nothing exists yet: no Secret, and no webhook holds a CA. Anything else is a recovery. */
 export function isFirstInstall(input: RotationInput): boolean {
-  return input.caSecret === undefined && input.servingSecret === undefined && input.webhooks.every((w) => (w.caBundle ?? '').trim() === '');
+  return input.caSecret === undefined && input.servingSecret === undefined && input.webhooks.every((w) => w.empty);
 }

@@ -1,20 +1,20 @@
-import { issueCertificate } from '@outrigger/pki';
-import { type Cert, bundleHas, describe, formatBundle, parseBundle, renewalTime, signedBy } from './certificate-facts.js';
+import { type ParsedCertificate, bundleHas, formatBundle, renewalTime, signedBy } from '@outrigger/pki';
 import { type BundleResolution, type SettleState, previouslyPublished, resolveBundle, retentionPool, settleState } from './bundle-resolution.js';
 import { type CaResolution, resolveCa } from './ca-resolution.js';
 import { type LeafResolution, resolveLeaf } from './leaf-resolution.js';
-import { type WebhookBundle, holdsExactly, parseWebhookBundles } from './observed-webhooks.js';
-import type { IssueFn, RotationAction, RotationChange, RotationInput, RotationPhase, RotationPlan } from './rotation-plan.js';
+import { type WebhookBundle, holdsExactly } from './observed-webhooks.js';
+import { describe } from './rotation-messages.js';
+import { type IssueFn, type RotationAction, type RotationChange, type RotationInput, type RotationPhase, type RotationPlan, issueKeyPair } from './rotation-plan.js';
 import { CA_SECRET_KEYS, SERVING_ANNOTATIONS, SERVING_SECRET_KEYS, type SecretState } from './secret-layout.js';
 
 /**
  * Secrets + webhooks + clock → the next step of certificate rotation. Pure apart from key
- * generation (`issue`). Level-based: each run looks only at what exists now. Applying a plan and
+ * generation (`issue`); works on the observed state as read once (observeState), never on PEM text. Level-based: each run looks only at what exists now. Applying a plan and
  * planning again at the same moment either moves to the next stage (a staged CA the webhooks now
  * trust becomes the signer) or yields no actions; it never undoes the previous plan.
  */
-export function planRotation(input: RotationInput, issue: IssueFn = issueCertificate): RotationPlan {
-  const webhooks = parseWebhookBundles(input.webhooks);
+export function planRotation(input: RotationInput, issue: IssueFn = issueKeyPair): RotationPlan {
+  const { webhooks } = input;
   const ca = resolveCa(input, webhooks, issue);
   const pool = retentionPool(input, ca, webhooks);
   const leaf = resolveLeaf(input, ca.signer, [...(ca.next ? [ca.next.cert] : []), ...pool], webhooks, issue);
@@ -37,16 +37,16 @@ export function planRotation(input: RotationInput, issue: IssueFn = issueCertifi
       [SERVING_SECRET_KEYS.bundle]: caBundle,
     },
     annotations: {
-      [SERVING_ANNOTATIONS.leafSha256]: leaf.leaf.cert.fingerprint,
+      [SERVING_ANNOTATIONS.leafSha256]: leaf.leaf.cert.fingerprint256,
       [SERVING_ANNOTATIONS.leafSince]: settle.since.toISOString(),
     },
   };
 
   const actions: RotationAction[] = [];
-  if (!sameSecret(input.caSecret, caSecret)) {
+  if (!sameSecret(input.caSecret?.stored, caSecret)) {
     actions.push({ kind: 'write-ca-secret', secret: caSecret, changes: orRepaired([...ca.changes, ...bundle.changes], 'CA') });
   }
-  if (!sameSecret(input.servingSecret, servingSecret)) {
+  if (!sameSecret(input.servingSecret?.stored, servingSecret)) {
     actions.push({ kind: 'write-serving-secret', secret: servingSecret, changes: servingChanges(input, leaf, bundle, settle) });
   }
   for (const webhook of webhooks) {
@@ -81,17 +81,17 @@ function orRepaired(changes: RotationChange[], what: 'CA' | 'serving'): Rotation
 function servingChanges(input: RotationInput, leaf: LeafResolution, bundle: BundleResolution, settle: SettleState): RotationChange[] {
   const changes: RotationChange[] = [...leaf.changes];
   const observed = input.servingSecret;
-  const trusted = parseBundle(observed?.data[SERVING_SECRET_KEYS.bundle]).certs;
+  const trusted = observed?.bundle?.certs ?? [];
   if (observed && !sameSet(trusted, bundle.certs)) {
     changes.push({ reason: 'BundlePublished', message: `The serving Secret's ca.crt now holds ${bundle.certs.map(describe).join(', ')}.` });
   }
-  if (observed && !leaf.issued && observed.annotations?.[SERVING_ANNOTATIONS.leafSince] !== settle.since.toISOString()) {
+  if (observed && !leaf.issued && observed.stored.annotations?.[SERVING_ANNOTATIONS.leafSince] !== settle.since.toISOString()) {
     changes.push({ reason: 'LeafObserved', message: `Recorded ${settle.since.toISOString()} as the time the serving leaf ${describe(leaf.leaf.cert)} was first seen.` });
   }
   return orRepaired(changes, 'serving');
 }
 
-function webhookChange(webhook: WebhookBundle, desired: readonly Cert[], previous: readonly Cert[]): RotationChange {
+function webhookChange(webhook: WebhookBundle, desired: readonly ParsedCertificate[], previous: readonly ParsedCertificate[]): RotationChange {
   const added = desired.filter((c) => !bundleHas(webhook.certs, c));
   const removed = webhook.certs.filter((c) => !bundleHas(desired, c));
   const diff = [
@@ -105,7 +105,7 @@ function webhookChange(webhook: WebhookBundle, desired: readonly Cert[], previou
     : { reason: 'WebhookDriftFixed', message: `The caBundle of ${webhook.name} drifted from the published bundle; the patch ${diff}.` };
 }
 
-function sameSet(a: readonly Cert[], b: readonly Cert[]): boolean {
+function sameSet(a: readonly ParsedCertificate[], b: readonly ParsedCertificate[]): boolean {
   return a.every((c) => bundleHas(b, c)) && b.every((c) => bundleHas(a, c));
 }
 

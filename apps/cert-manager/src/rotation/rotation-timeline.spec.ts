@@ -1,9 +1,9 @@
 import { X509Certificate } from 'node:crypto';
-import { type CertificateRequest, issueCertificate, splitPemBundle } from '@outrigger/pki';
+import { type CertificateRequest, splitPemBundle } from '@outrigger/pki';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RotationConfig } from './rotation-config.js';
-import type { ChangeReason, IssueFn, RotationPlan } from './rotation-plan.js';
+import { type ChangeReason, type IssueFn, type RotationPlan, issueKeyPair } from './rotation-plan.js';
 import { planRotation } from './rotation-planner.js';
 import { SERVING_SECRET_KEYS } from './secret-layout.js';
 import { HOUR, MINUTE, T0, type World, defined, emptyWorld, inputFor, testConfig } from './test-support.js';
@@ -159,7 +159,7 @@ function disrupt(world: World, disruption: Disruption | undefined): World {
 }
 
 /** 1024-bit keys keep the many generated certificates cheap; the planner does not care about the size. */
-const quickIssue: IssueFn = (request: CertificateRequest) => issueCertificate({ ...request, keyBits: 1024 });
+const quickIssue: IssueFn = (request: CertificateRequest) => issueKeyPair({ ...request, keyBits: 1024 });
 
 const config = testConfig(); // CA 10 h, leaf 3 h, settle 10 min, recheck 1 min
 const threeCaLifetimes = 30 * HOUR;

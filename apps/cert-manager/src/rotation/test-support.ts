@@ -1,15 +1,16 @@
 // Helpers for the rotation specs only (no test-framework imports, so it type-checks with the sources).
 import { X509Certificate } from 'node:crypto';
-import { type CertificateRequest, issueCertificate, splitPemBundle } from '@outrigger/pki';
+import { type CertificateRequest, splitPemBundle } from '@outrigger/pki';
+import { type ObservedState, type SecretNames, type StoredState, observeState } from './observed-state.js';
 import { type RotationConfig, type RotationConfigInput, resolveRotationConfig } from './rotation-config.js';
-import type { IssueFn, ObservedWebhook, RotationInput, RotationPlan } from './rotation-plan.js';
+import { type IssueFn, type RotationInput, type RotationPlan, issueKeyPair } from './rotation-plan.js';
 import { planRotation } from './rotation-planner.js';
-import type { SecretState } from './secret-layout.js';
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 export const T0 = new Date('2027-03-01T00:00:00Z');
 export const WEBHOOKS = ['outrigger-injector/inject.outrigger.dev', 'outrigger-injector/fallback.outrigger.dev'];
+export const SECRET_NAMES: SecretNames = { caSecret: 'outrigger-system/outrigger-webhook-ca', servingSecret: 'outrigger-system/outrigger-injector-tls' };
 
 export function after(ms: number, from: Date = T0): Date {
   return new Date(from.getTime() + ms);
@@ -31,7 +32,7 @@ export function testConfig(overrides: Partial<RotationConfigInput> = {}): Rotati
 }
 
 /** The real issuer, counting calls and remembering requests. */
-export function recordingIssuer(inner: IssueFn = issueCertificate): IssueFn & { readonly requests: CertificateRequest[] } {
+export function recordingIssuer(inner: IssueFn = issueKeyPair): IssueFn & { readonly requests: CertificateRequest[] } {
   const requests: CertificateRequest[] = [];
   const issue = (request: CertificateRequest) => {
     requests.push(request);
@@ -40,12 +41,8 @@ export function recordingIssuer(inner: IssueFn = issueCertificate): IssueFn & { 
   return Object.assign(issue, { requests });
 }
 
-/** What the cluster holds, as the effectful shell would read it. */
-export interface World {
-  readonly caSecret?: SecretState;
-  readonly servingSecret?: SecretState;
-  readonly webhooks: readonly ObservedWebhook[];
-}
+/** What the cluster holds, as stored (decoded Secret data, caBundle text): what the plans write. */
+export type World = StoredState;
 
 export function emptyWorld(names: readonly string[] = WEBHOOKS): World {
   return { webhooks: names.map((name) => ({ name })) };
@@ -64,8 +61,13 @@ export function apply(world: World, plan: RotationPlan, only: { webhooks?: boole
   return next;
 }
 
+/** The world read at the edge, as the controller reads what it observed. */
+export function observe(world: World): ObservedState {
+  return observeState(world, SECRET_NAMES);
+}
+
 export function inputFor(world: World, now: Date, config: RotationConfig, extra: Partial<RotationInput> = {}): RotationInput {
-  return { now, config, caSecret: world.caSecret, servingSecret: world.servingSecret, webhooks: world.webhooks, ...extra };
+  return { now, config, ...observe(world), ...extra };
 }
 
 /** Plans and applies at `from`, then every `stepMs` up to and including `to`; returns the world at `to`. */

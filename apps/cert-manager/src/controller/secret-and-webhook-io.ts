@@ -2,14 +2,17 @@ import { INJECT_CA_FROM_ANNOTATION, encodeCaBundle, type MutatingWebhookConfigur
 import { type GuardedPatchResult, type KubeObject, jsonPatchGuarded, jsonPointer, kubeJson, readObject, resourcePath, type KubeClient } from '@outrigger/kube';
 import { SERVING_ANNOTATIONS, type SecretState } from '../rotation/index.js';
 
+// The cert-manager's reads and writes on the API server: its two Secrets and the
+// MutatingWebhookConfigurations whose caBundle it keeps. Nothing here looks inside a certificate.
+
 export const FIELD_MANAGER = 'outrigger-cert-manager';
 export const WEBHOOK_API_VERSION = 'admissionregistration.k8s.io/v1';
 const TIMEOUT_MS = 15_000;
 const OWN_ANNOTATIONS = new Set<string>(Object.values(SERVING_ANNOTATIONS));
 
-/** A Secret as read: the planner's view plus what a guarded write needs. */
-export interface ObservedSecret {
-  readonly state: SecretState;
+/** A Secret as read from the API server: its decoded data (for observeState) plus what a guarded write needs. */
+export interface FetchedSecret {
+  readonly stored: SecretState;
   readonly resourceVersion: string;
   readonly type?: string;
   readonly raw: RawSecret;
@@ -39,10 +42,10 @@ export function secretState(secret: RawSecret): SecretState {
   return Object.keys(annotations).length > 0 ? { data, annotations } : { data };
 }
 
-export async function readSecret(kc: KubeClient, namespace: string, name: string): Promise<ObservedSecret | undefined> {
+export async function readSecret(kc: KubeClient, namespace: string, name: string): Promise<FetchedSecret | undefined> {
   const raw = await readObject<RawSecret>(kc, { apiVersion: 'v1', kind: 'Secret', namespace, name }, { timeoutMs: TIMEOUT_MS });
   if (!raw) return undefined;
-  return { state: secretState(raw), resourceVersion: raw.metadata?.resourceVersion ?? '', type: raw.type, raw };
+  return { stored: secretState(raw), resourceVersion: raw.metadata?.resourceVersion ?? '', type: raw.type, raw };
 }
 
 /**
@@ -56,7 +59,7 @@ export async function writeSecret(
   name: string,
   type: string,
   desired: SecretState,
-  observed: ObservedSecret | undefined,
+  observed: FetchedSecret | undefined,
 ): Promise<RawSecret> {
   const keptAnnotations = Object.fromEntries(Object.entries(observed?.raw.metadata?.annotations ?? {}).filter(([k]) => !OWN_ANNOTATIONS.has(k)));
   const annotations = { ...keptAnnotations, ...(desired.annotations ?? {}) };
