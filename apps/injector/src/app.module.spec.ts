@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionService } from './admission/admission.service.js';
 import { AppModule } from './app.module.js';
 import { ProfilesService } from './profiles/profiles.service.js';
-import { CertificateWatcher } from './tls/certificate-watcher.js';
+import { ServingCertificateSource } from './tls/serving-certificate.source.js';
 
 // Fails loudly if a tooling change drops decorator metadata: every provider below is injected by type.
 describe('AppModule', () => {
@@ -33,7 +33,7 @@ describe('AppModule', () => {
 
   it('resolves its providers and injects a reference pod', () => {
     expect(app.get(ProfilesService).current()?.profiles.map((p) => p.name)).toEqual(['xxl-job']);
-    expect(app.get(CertificateWatcher).status()?.notAfter).toBeInstanceOf(Date);
+    expect(app.get(ServingCertificateSource).status()?.notAfter).toBeInstanceOf(Date);
     const body = readFileSync(new URL('../../../libs/admission/fixtures/reviews/v1-pod-opted-in.json', import.meta.url));
     const result = app.get(AdmissionService).review('application/json', body);
     expect(result.ok && result.value.response.allowed).toBe(true);

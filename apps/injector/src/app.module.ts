@@ -8,8 +8,8 @@ import { injectorConfig } from './config/injector.config.js';
 import { InjectorHealth } from './health/injector.health.js';
 import { InjectorMetrics } from './metrics/injector.metrics.js';
 import { ProfilesService } from './profiles/profiles.service.js';
-import { CertificateWatcher } from './tls/certificate-watcher.js';
-import { SecretCertificateSource } from './tls/secret-certificate.source.js';
+import { HttpsHandshakeCertificates } from './tls/https-handshake.js';
+import { ServingCertificateSource } from './tls/serving-certificate.source.js';
 
 @Module({
   imports: [
@@ -18,6 +18,6 @@ import { SecretCertificateSource } from './tls/secret-certificate.source.js';
     MetricsModule.forRoot({ service: 'injector' }),
   ],
   controllers: [HealthController],
-  providers: [{ provide: HEALTH_CHECKS, useExisting: InjectorHealth }, MutateRoute, AdmissionService, ProfilesService, CertificateWatcher, SecretCertificateSource, InjectorHealth, InjectorMetrics],
+  providers: [{ provide: HEALTH_CHECKS, useExisting: InjectorHealth }, MutateRoute, AdmissionService, ProfilesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

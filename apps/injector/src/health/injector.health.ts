@@ -2,14 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
 import { ProfilesService } from '../profiles/profiles.service.js';
-import { CertificateWatcher } from '../tls/certificate-watcher.js';
+import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
 
 @Injectable()
 export class InjectorHealth implements HealthChecks {
   constructor(
     private readonly indicators: HealthIndicatorService,
     private readonly profilesService: ProfilesService,
-    private readonly certificates: CertificateWatcher,
+    private readonly certificates: ServingCertificateSource,
   ) {}
 
   /** The process serves requests: nothing external, so a restart can fix what fails here. */

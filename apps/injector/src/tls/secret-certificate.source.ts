@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { Reflector, loadKubeClient, resourcePath, type KubeObject } from '@outrigger/kube';
-import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
-import { CertificateWatcher } from './certificate-watcher.js';
+import { Logger } from '@nestjs/common';
+import { type KubeClient, type KubeObject, Reflector, resourcePath } from '@outrigger/kube';
+import { type CertificateSource, LastGoodPair, type SourceEvents } from './certificate-source.js';
+import type { ServingPair } from './serving-pair.js';
 
 interface SecretPair {
   readonly cert: string;
@@ -17,40 +17,53 @@ export function pairFromSecret(secret: KubeObject): SecretPair | undefined {
 }
 
 /**
- * Offers the serving Secret's certificate to the CertificateWatcher the moment the API server has
- * it (TLS_SECRET): a watch on that one Secret, so RBAC can grant it by resourceNames. The mounted
- * files remain the fallback while the API cannot be reached; the watcher refuses older leaves,
- * so the lagging files never win back.
+ * The serving Secret's pair the moment the API server has it (TLS_SECRET): a watch on that one
+ * Secret, so RBAC can grant it by resourceNames. A pair that does not parse, does not match or has
+ * expired is refused and the last good one stays current.
  */
-@Injectable()
-export class SecretCertificateSource implements OnApplicationBootstrap, OnModuleDestroy {
+export class SecretCertificateSource implements CertificateSource {
   private readonly logger = new Logger(SecretCertificateSource.name);
+  private readonly source: string;
+  private readonly pair: LastGoodPair;
   private reflector: Reflector<SecretPair> | undefined;
 
   constructor(
-    @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
-    private readonly watcher: CertificateWatcher,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    const secret = this.config.tls.secret;
-    if (!secret) return;
-    const source = `Secret ${secret.namespace}/${secret.name}`;
-    const offer = (pair: SecretPair) => this.watcher.offer({ source, ...pair, certFrom: `${source} tls.crt`, keyFrom: `${source} tls.key` });
-    this.reflector = new Reflector(loadKubeClient(this.config.kubeconfig), {
-      path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: secret.namespace }),
-      fieldSelector: `metadata.name=${secret.name}`,
-      project: pairFromSecret,
-      onAdd: (_key, pair) => offer(pair),
-      onUpdate: (_key, pair) => offer(pair),
-      onError: (_error, info) => this.logger.warn(`watching ${source}: ${info.message}; the mounted files stay in use`),
-    }).start();
-    const reflector = this.reflector;
-    this.watcher.useAuthority(() => reflector.status().viewComplete && reflector.keys().length > 0);
-    this.logger.log(`watching ${source} for new serving certificates`);
+    private readonly kc: KubeClient,
+    private readonly secret: { readonly namespace: string; readonly name: string },
+    events: SourceEvents,
+  ) {
+    this.source = `Secret ${secret.namespace}/${secret.name}`;
+    this.pair = new LastGoodPair(events);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  current(): ServingPair | undefined {
+    return this.pair.current();
+  }
+
+  /** The watch has the Secret and is up to date: its pair is the authority. */
+  live(): boolean {
+    return this.reflector !== undefined && this.reflector.status().viewComplete && this.reflector.keys().length > 0;
+  }
+
+  start(): this {
+    this.reflector = new Reflector(this.kc, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: this.secret.namespace }),
+      fieldSelector: `metadata.name=${this.secret.name}`,
+      project: pairFromSecret,
+      onAdd: (_key, pair) => this.offer(pair),
+      onUpdate: (_key, pair) => this.offer(pair),
+      onError: (_error, info) => this.logger.warn(`watching ${this.source}: ${info.message}; the mounted files stay in use`),
+    }).start();
+    this.logger.log(`watching ${this.source} for new serving certificates`);
+    return this;
+  }
+
+  async stop(): Promise<void> {
     await this.reflector?.stop();
+  }
+
+  private offer({ cert, key }: SecretPair): void {
+    const { source } = this;
+    this.pair.offer({ cert, key, source, certFrom: `${source} tls.crt`, keyFrom: `${source} tls.key` });
   }
 }
