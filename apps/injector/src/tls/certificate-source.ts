@@ -17,11 +17,11 @@ export interface SourceEvents {
 }
 
 /**
- * A source's last good pair. Each candidate is read once (validateServingPair): a new valid pair
- * becomes current and is announced; one that does not parse, does not match its key or has expired
- * is refused, and the last good pair stays.
+ * A source that keeps its last good pair. Each candidate it offers is read once
+ * (validateServingPair): a new valid pair becomes current and is announced; one that does not
+ * parse, does not match its key or has expired is refused, and the last good pair stays.
  */
-export class LastGoodPair {
+export abstract class LastGoodPairSource implements CertificateSource {
   private pair: ServingPair | undefined;
   /** The last candidate looked at, good or bad: the same content is never judged (or logged) twice. */
   private lastSeen: string | undefined;
@@ -32,7 +32,7 @@ export class LastGoodPair {
     return this.pair;
   }
 
-  offer(candidate: PemPair): void {
+  protected offer(candidate: PemPair): void {
     const seen = `${candidate.cert}\n${candidate.key}`;
     if (seen === this.lastSeen) return;
     this.lastSeen = seen;

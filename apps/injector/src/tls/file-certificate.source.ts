@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { type CertificateSource, LastGoodPair, type SourceEvents } from './certificate-source.js';
+import { LastGoodPairSource, type SourceEvents } from './certificate-source.js';
 import { watchFiles } from './file-watch.js';
-import { type PemPair, type ServingPair, readPemFiles } from './serving-pair.js';
+import { type PemPair, readPemFiles } from './serving-pair.js';
 
 export interface FileSourceOptions {
   readonly certFile: string;
@@ -16,20 +16,15 @@ export interface FileSourceOptions {
  * files may have changed (inotify and a poll). A candidate that does not parse, does not match its
  * key or has expired is refused and the last good pair stays current.
  */
-export class FileCertificateSource implements CertificateSource {
+export class FileCertificateSource extends LastGoodPairSource {
   private readonly logger = new Logger(FileCertificateSource.name);
-  private readonly pair: LastGoodPair;
   private stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly options: FileSourceOptions,
     events: SourceEvents,
   ) {
-    this.pair = new LastGoodPair(events);
-  }
-
-  current(): ServingPair | undefined {
-    return this.pair.current();
+    super(events);
   }
 
   start(): this {
@@ -52,6 +47,6 @@ export class FileCertificateSource implements CertificateSource {
       this.logger.debug?.(`could not read certificate files: ${(error as Error).message}`);
       return;
     }
-    this.pair.offer(candidate);
+    this.offer(candidate);
   }
 }

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { type KubeClient, type KubeObject, Reflector, resourcePath } from '@outrigger/kube';
-import { type CertificateSource, LastGoodPair, type SourceEvents } from './certificate-source.js';
-import type { ServingPair } from './serving-pair.js';
+import { LastGoodPairSource, type SourceEvents } from './certificate-source.js';
 
 interface SecretPair {
   readonly cert: string;
@@ -21,10 +20,9 @@ export function pairFromSecret(secret: KubeObject): SecretPair | undefined {
  * Secret, so RBAC can grant it by resourceNames. A pair that does not parse, does not match or has
  * expired is refused and the last good one stays current.
  */
-export class SecretCertificateSource implements CertificateSource {
+export class SecretCertificateSource extends LastGoodPairSource {
   private readonly logger = new Logger(SecretCertificateSource.name);
   private readonly source: string;
-  private readonly pair: LastGoodPair;
   private reflector: Reflector<SecretPair> | undefined;
 
   constructor(
@@ -32,12 +30,8 @@ export class SecretCertificateSource implements CertificateSource {
     private readonly secret: { readonly namespace: string; readonly name: string },
     events: SourceEvents,
   ) {
+    super(events);
     this.source = `Secret ${secret.namespace}/${secret.name}`;
-    this.pair = new LastGoodPair(events);
-  }
-
-  current(): ServingPair | undefined {
-    return this.pair.current();
   }
 
   /** The watch has the Secret and is up to date: its pair is the authority. */
@@ -50,8 +44,8 @@ export class SecretCertificateSource implements CertificateSource {
       path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: this.secret.namespace }),
       fieldSelector: `metadata.name=${this.secret.name}`,
       project: pairFromSecret,
-      onAdd: (_key, pair) => this.offer(pair),
-      onUpdate: (_key, pair) => this.offer(pair),
+      onAdd: (_key, pair) => this.offerSecret(pair),
+      onUpdate: (_key, pair) => this.offerSecret(pair),
       onError: (_error, info) => this.logger.warn(`watching ${this.source}: ${info.message}; the mounted files stay in use`),
     }).start();
     this.logger.log(`watching ${this.source} for new serving certificates`);
@@ -62,8 +56,8 @@ export class SecretCertificateSource implements CertificateSource {
     await this.reflector?.stop();
   }
 
-  private offer({ cert, key }: SecretPair): void {
+  private offerSecret({ cert, key }: SecretPair): void {
     const { source } = this;
-    this.pair.offer({ cert, key, source, certFrom: `${source} tls.crt`, keyFrom: `${source} tls.key` });
+    this.offer({ cert, key, source, certFrom: `${source} tls.crt`, keyFrom: `${source} tls.key` });
   }
 }
