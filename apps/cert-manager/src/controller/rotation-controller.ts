@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { LeaderElector, Reflector, WorkQueue, type KubeObject, type KubeClient } from '@outrigger/kube';
+import { Controller, type KubeClient, type KubeObject, type Reflector } from '@outrigger/kube';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { type Readiness, readiness } from '../rotation/index.js';
@@ -13,19 +13,16 @@ export const RECONCILE_KEY = 'rotation';
 type WebhookProjection = ReadonlyArray<{ readonly name?: string; readonly caBundle?: string }>;
 
 /**
- * Wires the triggers to one reconcile loop: watches on both Secrets and on the managed
- * MutatingWebhookConfigurations (drift is seen within seconds), a timer at the plan's nextRunAt,
- * a periodic wall-clock check (timers stop on suspended machines), and leadership changes.
+ * One reconcile loop, declared over the controller toolkit: watches on both Secrets and on the
+ * managed MutatingWebhookConfigurations (drift is seen within seconds), a requeue at the plan's
+ * nextRunAt, a periodic wall-clock resync (timers stop on suspended machines), and leadership.
  * Every replica observes (for /readyz and metrics); only the Lease holder writes.
  */
 @Injectable()
 export class RotationController implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger(RotationController.name);
-  private readonly queue: WorkQueue;
-  private readonly elector: LeaderElector;
-  private readonly reflectors: { readonly secrets: Reflector<string>[]; readonly webhooks: Reflector<WebhookProjection>[] };
-  private clock: NodeJS.Timeout | undefined;
-  private processing: Promise<void> | undefined;
+  private readonly controller: Controller;
+  private readonly webhooks: Reflector<WebhookProjection>[];
   private last: Observation | undefined;
 
   constructor(
@@ -34,89 +31,67 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
     private readonly reconciler: RotationReconciler,
     private readonly metrics: CertManagerMetrics,
   ) {
-    this.queue = new WorkQueue({
-      baseDelayMs: 500,
-      maxDelayMs: 30_000,
-      onError: (_key, error, retryIn) => {
-        this.metrics.reconciles.inc({ result: 'error' });
-        this.log.warn(`reconcile failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+    this.controller = new Controller(kc, {
+      keys: () => [RECONCILE_KEY],
+      log: this.log,
+      // Re-read the wall clock periodically: a nextRunAt timer does not fire early after a suspend.
+      resyncMs: config.wallClockCheckMs,
+      queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
+      leaderElection: {
+        ...config.lease,
+        onStartedLeading: () => {
+          this.log.log(`leading as ${this.controller.identity}`);
+          this.metrics.leader.set(1);
+        },
+        onStoppedLeading: () => {
+          this.log.log('stopped leading');
+          this.metrics.leader.set(0);
+        },
       },
+      // Every replica observes, for /readyz and metrics; run() writes only as the Lease holder.
+      reconcileWhenFollowing: true,
     });
-    const trigger = () => this.queue.add(RECONCILE_KEY);
-    const onError = (what: string) => (_e: unknown, info: { message: string }) => this.log.warn(`${what}: ${info.message}`);
-    const secretReflector = (name: string) =>
-      new Reflector<string>(kc, {
+    for (const name of [config.caSecretName, config.servingSecretName]) {
+      this.controller.watches<string>(`secret ${name}`, {
         path: secretPath(config.namespace),
         fieldSelector: `metadata.name=${name}`,
         project: (obj) => obj.metadata?.resourceVersion ?? '',
-        onAdd: trigger,
-        onUpdate: trigger,
-        onDelete: trigger,
-        onSynced: trigger,
-        onError: onError(`watch of Secret ${name}`),
       });
+    }
     const selection = {
       names: [...new Set(config.webhooks.register ? [...config.webhooks.names, config.webhooks.register.name] : config.webhooks.names)],
       selectByAnnotation: config.webhooks.selectByAnnotation,
       secretRefs: [`${config.namespace}/${config.servingSecretName}`, `${config.namespace}/${config.caSecretName}`],
     };
-    this.reflectors = {
-      secrets: [secretReflector(config.caSecretName), secretReflector(config.servingSecretName)],
-      // By name only: one watch per name (field selector), which RBAC can limit by resourceNames;
-      // with annotation selection, one cluster-wide watch filtered here.
-      webhooks: (config.webhooks.selectByAnnotation ? [undefined] : selection.names).map(
-        (name) =>
-          new Reflector<WebhookProjection>(kc, {
-            path: webhookConfigurationsPath(),
-            ...(name ? { fieldSelector: `metadata.name=${name}` } : {}),
-            project: (obj: KubeObject) =>
-              isManaged(obj, selection)
-                ? ((obj as RawWebhookConfiguration).webhooks ?? []).map((w) => ({ name: w.name, caBundle: w.clientConfig?.caBundle }))
-                : undefined,
-            onAdd: trigger,
-            onUpdate: trigger,
-            onDelete: trigger,
-            onSynced: trigger,
-            onError: onError(`watch of MutatingWebhookConfigurations${name ? ` ${name}` : ''}`),
-          }),
-      ),
-    };
-    this.elector = new LeaderElector(kc, {
-      ...config.lease,
-      onStartedLeading: () => {
-        this.log.log(`leading as ${this.elector.identity}`);
-        this.metrics.leader.set(1);
-        trigger();
-      },
-      onStoppedLeading: () => {
-        this.log.log('stopped leading');
-        this.metrics.leader.set(0);
-      },
-      onNewLeader: (identity) => this.log.log(`leader is ${identity}`),
-      onError: (_e, info) => this.log.warn(`leader election: ${info.message}`),
-    });
+    // By name only: one watch per name (field selector), which RBAC can limit by resourceNames;
+    // with annotation selection, one cluster-wide watch filtered here.
+    this.webhooks = (config.webhooks.selectByAnnotation ? [undefined] : selection.names).map((name) =>
+      this.controller.watches<WebhookProjection>(`mutatingwebhookconfigurations${name ? ` ${name}` : ''}`, {
+        path: webhookConfigurationsPath(),
+        ...(name ? { fieldSelector: `metadata.name=${name}` } : {}),
+        project: (obj: KubeObject) =>
+          isManaged(obj, selection) ? ((obj as RawWebhookConfiguration).webhooks ?? []).map((w) => ({ name: w.name, caBundle: w.clientConfig?.caBundle })) : undefined,
+      }),
+    );
   }
 
   onApplicationBootstrap(): void {
     this.metrics.leader.set(0);
-    for (const r of [...this.reflectors.secrets, ...this.reflectors.webhooks]) r.start();
-    this.elector.start();
-    // Re-read the wall clock periodically: a nextRunAt timer does not fire early after a suspend.
-    this.clock = setInterval(() => this.queue.add(RECONCILE_KEY), this.config.wallClockCheckMs);
-    this.clock.unref();
-    this.processing = this.queue.process(() => this.run());
+    this.controller.run(
+      () => this.run(),
+      (_key, error, retryIn) => {
+        this.metrics.reconciles.inc({ result: 'error' });
+        this.log.warn(`reconcile failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+      },
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.clock) clearInterval(this.clock);
-    await this.elector.stop();
-    await this.queue.shutdown();
-    await this.processing;
-    await Promise.all([...this.reflectors.secrets, ...this.reflectors.webhooks].map((r) => r.stop()));
+    await this.controller.shutdown();
   }
 
   isLeader(): boolean {
-    return this.elector.isLeader();
+    return this.controller.isLeader();
   }
 
   /** The last observation, for /readyz. */
@@ -138,14 +113,14 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
 
   private async run(): Promise<{ requeueAfterMs: number }> {
     // Without a complete view of the webhooks, "no webhook holds the new CA" proves nothing.
-    if (!this.reflectors.webhooks.every((r) => r.status().hasSynced && r.status().viewComplete)) return { requeueAfterMs: 1_000 };
-    const observation = await this.reconciler.observe(this.reflectors.webhooks.flatMap((r) => r.keys()));
+    if (!this.webhooks.every((r) => r.status().hasSynced && r.status().viewComplete)) return { requeueAfterMs: 1_000 };
+    const observation = await this.reconciler.observe(this.webhooks.flatMap((r) => r.keys()));
     this.last = observation;
-    if (!this.elector.isLeader()) {
+    if (!this.controller.isLeader()) {
       this.metrics.reconciles.inc({ result: 'observed' });
       return { requeueAfterMs: this.config.wallClockCheckMs };
     }
-    const result = await this.reconciler.reconcile(observation, () => this.elector.isLeader());
+    const result = await this.reconciler.reconcile(observation, () => this.controller.isLeader());
     this.metrics.reconciles.inc({ result: result.writes > 0 ? 'wrote' : 'unchanged' });
     return { requeueAfterMs: Math.min(result.requeueAfterMs, this.config.rotation.recheckMs) };
   }
