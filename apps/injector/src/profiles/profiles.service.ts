@@ -12,10 +12,13 @@ import {
   type ProfileInForce,
   type ProfileVerdict,
 } from '@outrigger/admission';
-import { loadKubeClient, Reflector, resourcePath } from '@outrigger/kube';
+import { Controller, loadKubeClient, resourcePath, type Reflector } from '@outrigger/kube';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import { watchFiles } from '../tls/file-watch.js';
+
+const AGENT_PROFILES = 'agentprofiles';
+const PROFILES_KEY = 'profiles';
 
 export interface LoadedProfiles {
   readonly profiles: readonly AgentProfile[];
@@ -41,8 +44,8 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   private lastText: string | undefined;
   private readonly listeners = new Set<(loaded: LoadedProfiles) => void>();
   private stopWatching: (() => void) | undefined;
+  private controller: Controller | undefined;
   private reflector: Reflector<AgentProfileEntry> | undefined;
-  private apiProblem = 'the AgentProfile list has not completed yet';
 
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
@@ -57,25 +60,19 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
       this.stopWatching = watchFiles([file], this.config.filePollMs, () => this.reload());
       return;
     }
-    // Not awaited: the webhook answers (and stays unready) while the API cannot be reached.
-    const reflector = new Reflector<AgentProfileEntry>(loadKubeClient(this.config.kubeconfig), {
-      path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: 'agentprofiles' }),
+    // One key: a burst of AgentProfile events is resolved once. Not awaited: the webhook answers
+    // (and stays unready) while the API cannot be reached; no Lease, every replica serves.
+    this.controller = new Controller(loadKubeClient(this.config.kubeconfig), { keys: () => [PROFILES_KEY], log: this.logger });
+    this.reflector = this.controller.watches<AgentProfileEntry>(AGENT_PROFILES, {
+      path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILES }),
       project: agentProfileEntry,
-      onAdd: () => this.resolve(),
-      onUpdate: () => this.resolve(),
-      onDelete: () => this.resolve(),
-      onSynced: () => this.resolve(),
-      onError: (_error, info) => {
-        this.apiProblem = info.kind === 'notFound' ? 'the AgentProfile API is not served (is the CRD deploy/base/crd installed?)' : info.message;
-        this.logger.warn(`watching AgentProfiles: ${this.apiProblem}${this.loaded ? '; the last known profiles stay in force' : ''}`);
-      },
     });
-    this.reflector = reflector.start();
+    this.controller.run(() => this.resolve());
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopWatching?.();
-    await this.reflector?.stop();
+    await this.controller?.shutdown();
   }
 
   /** The profiles in force, or undefined until the first load (see notLoadedReason). */
@@ -85,7 +82,9 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
 
   /** Why no profiles are loaded yet. */
   notLoadedReason(): string {
-    return `agent profiles are not loaded yet: ${this.apiProblem}`;
+    const error = this.reflector?.status().lastError;
+    const why = error === undefined ? 'the AgentProfile list has not completed yet' : /\b404\b|not ?found/i.test(error) ? `${error} (is the CRD deploy/base/crd installed?)` : error;
+    return `agent profiles are not loaded yet: ${why}`;
   }
 
   /** Generation in force per profile (API source only), for metrics and `outrigger check`. */
