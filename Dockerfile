@@ -14,6 +14,8 @@ COPY apps/injector/package.json apps/injector/
 COPY apps/rbac-syncer/package.json apps/rbac-syncer/
 COPY apps/cert-manager/package.json apps/cert-manager/
 COPY libs/admission/package.json libs/admission/
+COPY libs/agent-profiles/package.json libs/agent-profiles/
+COPY libs/sidecar/package.json libs/sidecar/
 COPY libs/control-plane/package.json libs/control-plane/
 COPY libs/kube/package.json libs/kube/
 COPY libs/pki/package.json libs/pki/
@@ -35,6 +37,10 @@ COPY --from=build /src/node_modules /app/node_modules
 # The built libraries the services import (not the test harness, libs/control-plane).
 COPY --from=build /src/libs/admission/package.json /app/libs/admission/
 COPY --from=build /src/libs/admission/dist /app/libs/admission/dist
+COPY --from=build /src/libs/agent-profiles/package.json /app/libs/agent-profiles/
+COPY --from=build /src/libs/agent-profiles/dist /app/libs/agent-profiles/dist
+COPY --from=build /src/libs/sidecar/package.json /app/libs/sidecar/
+COPY --from=build /src/libs/sidecar/dist /app/libs/sidecar/dist
 COPY --from=build /src/libs/kube/package.json /app/libs/kube/
 COPY --from=build /src/libs/kube/dist /app/libs/kube/dist
 COPY --from=build /src/libs/pki/package.json /app/libs/pki/

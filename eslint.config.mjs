@@ -20,6 +20,17 @@ export default tseslint.config(
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
             { sourceTag: 'type:tooling', onlyDependOnLibsWithTags: ['type:lib', 'type:testing'] },
+            // Which library serves whom: each service reaches only the libraries of its job.
+            { sourceTag: 'scope:admission', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:profiles', onlyDependOnLibsWithTags: ['scope:admission'] },
+            { sourceTag: 'scope:injection', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles'] },
+            // Its e2e suites run a real API server (the harness) and issue client certificates.
+            { sourceTag: 'scope:kube', onlyDependOnLibsWithTags: ['scope:pki', 'scope:tooling'] },
+            { sourceTag: 'scope:pki', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:service', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'scope:injector', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
+            { sourceTag: 'scope:rbac-syncer', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:service', 'scope:tooling'] },
+            { sourceTag: 'scope:cert-manager', onlyDependOnLibsWithTags: ['scope:admission', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             {
               sourceTag: 'framework:none',
               onlyDependOnLibsWithTags: ['framework:none'],

@@ -2,7 +2,7 @@
 // AgentProfile documents: `npm run -s convert-profiles -- old.yaml > profiles.yaml`, then
 // `kubectl apply -f profiles.yaml` (or point PROFILES_FILE at it).
 import { readFileSync } from 'node:fs';
-import { convertProfilesFile } from '@outrigger/admission';
+import { convertProfilesFile } from '@outrigger/agent-profiles';
 
 const [file] = process.argv.slice(2);
 if (!file) {

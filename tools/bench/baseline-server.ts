@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { fileURLToPath } from 'node:url';
-import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, referenceProfile, reviewResponse, sidecarExtension } from '@outrigger/admission';
+import { parseAdmissionReview, parseJsonBody, protectedNamespacesFor, reviewResponse } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
+import { sidecarExtension } from '@outrigger/sidecar';
 
 /**
  * The least a webhook can do per request: raw node:https, parse, the same sidecar extension as the

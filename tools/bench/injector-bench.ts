@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { deployedNodeOptions } from '../deploy/render.js';

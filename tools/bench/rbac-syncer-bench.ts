@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, kubeConfigFrom, startApp, startControlPlane } from '@outrigger/control-plane';
 import { deployedNodeOptions } from '../deploy/render.js';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAgentProfile } from '@outrigger/admission';
+import { parseAgentProfile } from '@outrigger/agent-profiles';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEPLOY_DIR } from './render.ts';

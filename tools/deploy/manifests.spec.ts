@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { buildMutatingWebhookConfiguration, parseAgentProfile, referenceProfile } from '@outrigger/admission';
+import { buildMutatingWebhookConfiguration } from '@outrigger/admission';
+import { parseAgentProfile, referenceProfile } from '@outrigger/agent-profiles';
 import { resolveBinaries } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';

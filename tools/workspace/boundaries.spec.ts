@@ -34,5 +34,27 @@ describe('module boundaries', () => {
   it('allow an app to use a shared lib', async () => {
     expect(await boundaryErrors('apps/injector/src/x.ts', "import { issueCertificate } from '@outrigger/pki';\nexport const x = issueCertificate;\n")).toEqual([]);
   });
-});
 
+  it('keep each service to the libraries of its job, and the admission libraries layered', async () => {
+    const forbidden = [
+      ['apps/cert-manager/src/x.ts', '@outrigger/agent-profiles'],
+      ['apps/cert-manager/src/x.ts', '@outrigger/sidecar'],
+      ['apps/rbac-syncer/src/x.ts', '@outrigger/pki'],
+      ['libs/admission/src/x.ts', '@outrigger/agent-profiles'],
+      ['libs/admission/src/x.ts', '@outrigger/sidecar'],
+      ['libs/agent-profiles/src/x.ts', '@outrigger/sidecar'],
+      ['libs/agent-profiles/src/x.ts', '@outrigger/kube'],
+      ['libs/sidecar/src/x.ts', '@outrigger/kube'],
+    ] as const;
+    for (const [file, lib] of forbidden) {
+      expect((await boundaryErrors(file, `import * as x from '${lib}';\nexport const y = x;\n`)).join('\n'), `${file} → ${lib}`).toMatch(/can only depend on libs tagged with|cannot depend on any libs|Circular dependency/);
+    }
+    const allowed = [
+      ['apps/rbac-syncer/src/x.ts', '@outrigger/sidecar'],
+      ['apps/injector/src/x.ts', '@outrigger/agent-profiles'],
+      ['libs/sidecar/src/x.ts', '@outrigger/agent-profiles'],
+      ['libs/agent-profiles/src/x.ts', '@outrigger/admission'],
+    ] as const;
+    for (const [file, lib] of allowed) expect(await boundaryErrors(file, `import * as x from '${lib}';\nexport const y = x;\n`), `${file} → ${lib}`).toEqual([]);
+  });
+});

@@ -1,11 +1,10 @@
 import { X509Certificate } from 'node:crypto';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { type ManagedProcess, createTestNamespace, freePort, kubeConfigFrom, servedFingerprint, startApp } from '@outrigger/control-plane';
+import { type ManagedProcess, createTestNamespace, freePort, kubeConfigFrom, repoRoot, servedFingerprint, startApp } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 // The injector registered through the webhook configuration the cert-manager creates and keeps
@@ -128,7 +127,7 @@ describe('rotation under load: injector behind the managed webhook', () => {
       await startApp('injector', {
         env: {
           PORT: String(port),
-          PROFILES_FILE: REFERENCE_PROFILE_FILE,
+          PROFILES_FILE: join(repoRoot(), 'deploy/base/profiles/xxl-job.yaml'),
           TLS_CERT_FILE: join(dir, 'tls.crt'),
           TLS_KEY_FILE: join(dir, 'tls.key'),
           TLS_SECRET: 'outrigger-injector-tls',

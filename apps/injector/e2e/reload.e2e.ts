@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startApp } from '@outrigger/control-plane';

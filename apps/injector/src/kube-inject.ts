@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { injectManifests, loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { injectManifests } from '@outrigger/sidecar';
 import { INJECTOR_VERSION } from './config/version.js';
 
 const usage = `usage: kube-inject [-f FILE|-] [--profiles FILE] [--namespace NS]

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentProfileObject, referenceProfile, type AgentProfile } from '@outrigger/admission';
+import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';

@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as admission from './index.js';
-import { loadTextFixture } from './testing/fixtures.js';
 
 describe('public API', () => {
-  it('takes a raw request body to a reply, as the webhook app will', () => {
-    const body = admission.parseJsonBody(Buffer.from(loadTextFixture('reviews/v1-pod-opted-in.json')));
-    if (!body.ok) throw new Error(body.error);
-    const review = admission.parseAdmissionReview(body.value);
-    if (!review.ok) throw new Error(review.error);
-    const reference = admission.referenceProfile();
-    const profiles = { value: [reference] };
-    const extension = admission.sidecarExtension({
-      profiles: profiles.value,
-      injectorVersion: '1.2.3',
-      protectedNamespaces: admission.protectedNamespacesFor('outrigger-system'),
-    });
-    const outcome = admission.reviewResponse(review.value, [extension]);
-    const wire = JSON.parse(JSON.stringify(outcome.reply)) as typeof outcome.reply;
-    expect(wire.response.uid).toBe(review.value.request.uid);
-    expect(wire.response.auditAnnotations).toEqual({ [admission.AUDIT_DECISION_KEY]: admission.DECISION_INJECTED });
-    const patched = admission.applyPatchCopy(review.value.request.object ?? {}, admission.decodePatch(wire.response.patch ?? ''));
-    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': admission.statusValue(reference, '1.2.3') } });
-  });
-
-  it('exports what the webhook app, the RBAC syncer and the CLI need', () => {
+  it('exports the admission core the services build on', () => {
     const names = [
       'parseJsonBody',
       'parseAdmissionReview',
@@ -33,19 +12,8 @@ describe('public API', () => {
       'mutatePod',
       'computePatch',
       'assertOwnedOps',
-      'sidecarExtension',
-      'parseProfiles',
-      'loadProfilesFile',
-      'parseAgentProfile',
-      'resolveProfiles',
-      'referenceProfile',
-      'profileHash',
       'buildMutatingWebhookConfiguration',
-      'injectManifests',
-      'optInAnnotationKeys',
       'protectedNamespacesFor',
-      'agentPresence',
-      'escalationOptOuts',
     ] as const;
     for (const name of names) expect(typeof admission[name]).toBe('function');
     expect(admission.SYSTEM_NAMESPACES).toEqual(['kube-system', 'kube-public', 'kube-node-lease']);

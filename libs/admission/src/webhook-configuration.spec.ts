@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor, SYSTEM_NAMESPACES } from './constants.js';
-import { referenceProfile } from './profiles/reference-profile.js';
-import { optInAnnotationKeys } from './sidecar/requested-profiles.js';
 import {
   buildMutatingWebhookConfiguration,
   encodeCaBundle,
@@ -9,8 +7,6 @@ import {
   optInExpression,
   type MutatingWebhookConfigurationOptions,
 } from './webhook-configuration.js';
-
-const XXL_JOB_PROFILE = referenceProfile();
 
 const SERVICE: MutatingWebhookConfigurationOptions = {
   name: 'outrigger-injector',
@@ -101,7 +97,7 @@ describe('buildMutatingWebhookConfiguration', () => {
   });
 
   it('adds an opted-in match condition when given the opt-in annotations', () => {
-    const webhook = webhookOf({ ...SERVICE, optInAnnotations: optInAnnotationKeys([XXL_JOB_PROFILE]) });
+    const webhook = webhookOf({ ...SERVICE, optInAnnotations: ['outrigger.dev/inject', 'xxl-agent/enable'] });
     expect(webhook.matchConditions).toEqual([
       { name: 'exclude-injector-namespace', expression: "request.namespace != 'outrigger-system'" },
       {

@@ -5,7 +5,7 @@ import {
   MUTATE_PATH,
   SYSTEM_NAMESPACES,
 } from './constants.js';
-import { isDnsLabel, isDnsSubdomain } from './profiles/k8s-names.js';
+import { isDnsLabel, isDnsSubdomain } from './k8s-names.js';
 
 /** Where kube-apiserver reaches the webhook. */
 export type WebhookClientTarget =

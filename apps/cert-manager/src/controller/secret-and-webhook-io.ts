@@ -1,4 +1,4 @@
-import { INJECT_CA_FROM_ANNOTATION, encodeCaBundle, type MutatingWebhookConfiguration } from '@outrigger/admission';
+import { encodeCaBundle, INJECT_CA_FROM_ANNOTATION, type MutatingWebhookConfiguration } from '@outrigger/admission';
 import { type GuardedPatchResult, type KubeObject, jsonPatchGuarded, jsonPointer, kubeJson, readObject, resourcePath, type KubeClient } from '@outrigger/kube';
 import { SERVING_ANNOTATIONS, type SecretState } from '../rotation/index.js';
 

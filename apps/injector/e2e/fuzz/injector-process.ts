@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 

@@ -1,19 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  allowedResponse,
-  deniedResponse,
-  parseAdmissionReview,
-  parseJsonBody,
-  protectedNamespacesFor,
-  reviewResponse,
-  sidecarExtension,
-  type AdmissionReviewReply,
-  type Extension,
-  type Result,
-  type ReviewResult,
-  err,
-  ok,
-} from '@outrigger/admission';
+import { type AdmissionReviewReply, allowedResponse, deniedResponse, err, type Extension, ok, parseAdmissionReview, parseJsonBody, protectedNamespacesFor, type Result, reviewResponse, type ReviewResult } from '@outrigger/admission';
+import { sidecarExtension } from '@outrigger/sidecar';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';

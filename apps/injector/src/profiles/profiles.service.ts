@@ -1,17 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import {
-  AGENT_PROFILE_API_VERSION,
-  agentProfileEntry,
-  parseProfiles,
-  profileHash,
-  profileWarnings,
-  resolveProfiles,
-  type AgentProfile,
-  type AgentProfileEntry,
-  type ProfileInForce,
-  type ProfileVerdict,
-} from '@outrigger/admission';
+import { AGENT_PROFILE_API_VERSION, type AgentProfile, agentProfileEntry, type AgentProfileEntry, parseProfiles, profileHash, type ProfileInForce, type ProfileVerdict, profileWarnings, resolveProfiles } from '@outrigger/agent-profiles';
 import { Controller, loadKubeClient, resourcePath, type Reflector } from '@outrigger/kube';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';

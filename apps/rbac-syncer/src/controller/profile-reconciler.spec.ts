@@ -1,4 +1,4 @@
-import { referenceProfile } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
 import type { KubeObject } from '@outrigger/kube';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';

@@ -1,4 +1,4 @@
-import type { AgentProfile } from '@outrigger/admission';
+import type { AgentProfile } from '@outrigger/agent-profiles';
 import { applyObject, deleteObject, listObjects, readObject, type EventRecorder, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { desiredSubjects } from '../desired/desired-subjects.js';
 import type { PodView } from '../desired/pod-view.js';

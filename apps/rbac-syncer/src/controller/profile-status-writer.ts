@@ -1,4 +1,4 @@
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_KIND } from '@outrigger/admission';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_KIND } from '@outrigger/agent-profiles';
 import { classifyApiError, kubeJson, resourcePath, type KubeClient } from '@outrigger/kube';
 import type { ProfileStatus } from '../desired/profile-status.js';
 import { FIELD_MANAGER } from '../desired/rbac-objects.js';

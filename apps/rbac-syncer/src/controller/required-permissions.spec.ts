@@ -1,4 +1,4 @@
-import { referenceProfile } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
 import { basePermissions, requiredPermissions } from './required-permissions.js';
 

@@ -1,4 +1,4 @@
-import { AGENT_PROFILE_API_VERSION, type AgentProfile } from '@outrigger/admission';
+import { AGENT_PROFILE_API_VERSION, type AgentProfile } from '@outrigger/agent-profiles';
 import type { RequiredPermission } from '@outrigger/kube';
 
 const RBAC = 'rbac.authorization.k8s.io';

@@ -1,19 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import {
-  AGENT_PROFILE_API_VERSION,
-  agentProfileEntry,
-  INJECTION_LABEL_KEY,
-  INJECTION_LABEL_VALUE,
-  loadProfilesFile,
-  profileHash,
-  profileWarnings,
-  protectedNamespacesFor,
-  resolveProfiles,
-  type AgentProfile,
-  type AgentProfileEntry,
-  type ProfileInForce,
-  type ProfileVerdict,
-} from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
+import { AGENT_PROFILE_API_VERSION, type AgentProfile, agentProfileEntry, type AgentProfileEntry, loadProfilesFile, profileHash, type ProfileInForce, type ProfileVerdict, profileWarnings, resolveProfiles } from '@outrigger/agent-profiles';
 import {
   Controller,
   describePermission,

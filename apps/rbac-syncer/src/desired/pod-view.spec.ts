@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { mutatePod, sidecarExtension, referenceProfile, type AdmissionContext, type JsonObject } from '@outrigger/admission';
+import { type AdmissionContext, type JsonObject, mutatePod } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
+import { sidecarExtension } from '@outrigger/sidecar';
 import { describe, expect, it } from 'vitest';
 import { projectPod } from './pod-view.js';
 

@@ -1,4 +1,6 @@
-import { agentPresence, isJsonObject, podAnnotations, requestedProfiles, type AgentProfile, type JsonObject } from '@outrigger/admission';
+import { isJsonObject, type JsonObject } from '@outrigger/admission';
+import { type AgentProfile } from '@outrigger/agent-profiles';
+import { agentPresence, podAnnotations, requestedProfiles } from '@outrigger/sidecar';
 
 /** All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. */
 export interface PodView {

@@ -1,4 +1,4 @@
-import type { ProfileVerdict } from '@outrigger/admission';
+import type { ProfileVerdict } from '@outrigger/agent-profiles';
 import type { ProfileRbac } from './rbac-objects.js';
 
 /** A metav1.Condition as stored on an AgentProfile. */

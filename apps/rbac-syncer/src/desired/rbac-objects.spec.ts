@@ -1,4 +1,4 @@
-import { referenceProfile } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
 import { desiredClusterRole, desiredClusterRoleBinding, desiredRoleBindings, MANAGED_BY_LABEL, sameRules } from './rbac-objects.js';
 

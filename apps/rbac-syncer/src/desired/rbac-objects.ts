@@ -1,4 +1,4 @@
-import type { AgentProfile, PolicyRule } from '@outrigger/admission';
+import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
 import type { SaSubject } from './subjects.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';

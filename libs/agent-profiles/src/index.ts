@@ -1,0 +1,45 @@
+// Agent profiles: the schema both services judge profiles with, the AgentProfile API object and
+// its CRD, the set in force, the reference profile.
+export {
+  agentProfileSchema,
+  ENABLE_SUFFIX,
+  profilesFileSchema,
+  STATUS_SUFFIX,
+  type AgentContainerSpec,
+  type AgentProfile,
+  type AgentProfileInput,
+  type ProfileParameter,
+} from './profile-schema.js';
+export { FORBIDDEN_VERBS, type PolicyRule } from './rbac-rule-schema.js';
+export {
+  ESCALATION_OPT_OUT_FIELD,
+  ESCALATION_RULES,
+  escalationOptOuts,
+  type EscalationName,
+  type EscalationRule,
+} from './escalation-rules.js';
+export { clusterWideRules, GUARDED_POD_SUBRESOURCES, profileWarnings } from './profile-warnings.js';
+export { convertProfilesFile, parseProfiles } from './parse-profiles.js';
+export { loadProfilesFile } from './load-profiles-file.js';
+export {
+  AGENT_PROFILE_API_VERSION,
+  AGENT_PROFILE_KIND,
+  agentProfileEntry,
+  agentProfileObject,
+  parseAgentProfile,
+  profileConflicts,
+  type AgentProfileEntry,
+} from './agent-profile-object.js';
+export { resolveProfiles, type ProfileInForce, type ProfileSet, type ProfileVerdict } from './profile-set.js';
+export {
+  AGENT_PROFILE_CRD_FILE,
+  AGENT_PROFILE_GROUP,
+  AGENT_PROFILE_PLURAL,
+  AGENT_PROFILE_VERSION,
+  agentProfileCrd,
+  agentProfileCrdYaml,
+} from './agent-profile-crd.js';
+export { profileHash } from './profile-hash.js';
+export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
+
+export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';

@@ -1,0 +1,31 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadProfilesFile } from './load-profiles-file.js';
+
+const twoProfiles = fileURLToPath(new URL('../../admission/fixtures/profiles/two-profiles.yaml', import.meta.url));
+
+describe('loadProfilesFile', () => {
+  it('reads and parses a profiles file', async () => {
+    const result = await loadProfilesFile(twoProfiles);
+    expect(result.ok && result.value.map((profile) => profile.name)).toEqual(['xxl-job', 'tracing']);
+  });
+
+  it('names the file when it cannot be read', async () => {
+    const result = await loadProfilesFile('/nonexistent/profiles.yaml');
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/^\/nonexistent\/profiles\.yaml: cannot be read \(ENOENT/);
+  });
+
+  it('prefixes every parse error with the file path', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'outrigger-profiles-')), 'profiles.yaml');
+    writeFileSync(path, 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: Bad }\nspec: {}\n');
+    const result = await loadProfilesFile(path);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      for (const line of result.error.split('\n')) expect(line.startsWith(`${path}: AgentProfile Bad: `)).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,255 @@
+import { z } from 'zod';
+import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsLabel, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
+import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
+import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
+import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+import { policyRuleSchema } from './rbac-rule-schema.js';
+
+/** Annotation suffixes every profile has; parameters cannot take them. */
+export const ENABLE_SUFFIX = 'enable';
+export const STATUS_SUFFIX = 'status';
+
+/** Prefixes that belong to Kubernetes itself or to the injector. */
+const RESERVED_PREFIX = /(^|\.)(kubernetes\.io|k8s\.io)\/$|^outrigger\.dev\/$/;
+
+// Each rule once, for both validators: the zod check (the services) and, in .meta(), the same
+// constant as the CRD's pattern/maxLength or a CEL rule beside it (the API server).
+const dnsLabel = z
+  .string()
+  .refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' })
+  .meta({ pattern: DNS_LABEL.source, maxLength: DNS_LABEL_MAX });
+const dnsSubdomain = z
+  .string()
+  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' })
+  .meta({ pattern: DNS_SUBDOMAIN.source, maxLength: DNS_SUBDOMAIN_MAX });
+const envName = z.string().regex(ENV_VAR_NAME, { error: 'must be an environment variable name like MY_VAR' }).meta({ maxLength: NAME_MAX });
+const quantity = z.union([
+  z.string().regex(QUANTITY, { error: 'must be a Kubernetes quantity like 100m or 64Mi' }),
+  z.number().nonnegative(),
+]).meta({
+  // The CRD's form of a quantity, as Kubernetes' own schemas write it.
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-int-or-string': true,
+  pattern: QUANTITY.source,
+});
+const quantities = z.record(z.string().min(1), quantity);
+
+const envVarSchema = z.strictObject({ name: envName, value: z.string() });
+
+const containerPortSchema = z.strictObject({
+  name: z
+    .string()
+    .refine((name) => name.length <= PORT_NAME_MAX && PORT_NAME.test(name), {
+      error: 'must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)',
+    })
+    // PORT_NAME uses lookarounds, which the API server's RE2 lacks: the same rule in pattern + CEL.
+    .meta({
+      maxLength: PORT_NAME_MAX,
+      pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+      'x-kubernetes-validations': [celRule("self.matches('[a-z]') && !self.contains('--')", 'must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)')],
+    })
+    .optional(),
+  containerPort: z.number().int().min(1).max(65535),
+  protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional(),
+});
+
+/** Known securityContext fields are checked; others pass through for newer Kubernetes fields. */
+const securityContextSchema = z.looseObject({
+  runAsNonRoot: z.boolean().optional(),
+  runAsUser: z.number().int().nonnegative().optional(),
+  runAsGroup: z.number().int().nonnegative().optional(),
+  privileged: z.boolean().optional(),
+  allowPrivilegeEscalation: z.boolean().optional(),
+  readOnlyRootFilesystem: z.boolean().optional(),
+  capabilities: z
+    .strictObject({ add: z.array(z.string().min(1)).optional(), drop: z.array(z.string().min(1)).optional() })
+    .optional(),
+  seccompProfile: z
+    .strictObject({
+      type: z.enum(['RuntimeDefault', 'Localhost', 'Unconfined']),
+      localhostProfile: z.string().min(1).optional(),
+    })
+    .optional(),
+});
+
+const containerSchema = z.strictObject({
+  name: dnsLabel,
+  image: z.string().regex(/^\S+$/, { error: 'must be a non-empty image reference without spaces' }).meta({ maxLength: STRING_MAX }),
+  imagePullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']).optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  ports: z.array(containerPortSchema).meta(listMap('containerPort')).optional(),
+  resources: z.strictObject({ requests: quantities.optional(), limits: quantities.optional() }).optional(),
+  securityContext: securityContextSchema.optional(),
+  env: z.array(envVarSchema).meta(listMap('name')).optional(),
+});
+
+const parameterSchema = z
+  .strictObject({
+    annotation: z
+      .string()
+      .refine(isQualifiedNamePart, {
+        error: 'must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix',
+      })
+      .refine((suffix) => suffix !== ENABLE_SUFFIX && suffix !== STATUS_SUFFIX, {
+        error: `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`,
+      })
+      .meta({
+        pattern: QUALIFIED_NAME_PART.source,
+        maxLength: QUALIFIED_NAME_PART_MAX,
+        'x-kubernetes-validations': [celRule(`self != '${ENABLE_SUFFIX}' && self != '${STATUS_SUFFIX}'`, `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`)],
+      }),
+    env: envName,
+    required: z.boolean().default(false),
+    default: z.string().optional(),
+    pattern: z.string().meta({ maxLength: STRING_MAX }).optional(),
+    format: z.enum(['url']).optional(),
+    containerName: z.boolean().default(false),
+  })
+  .superRefine((parameter, ctx) => {
+    let pattern: RegExp | undefined;
+    if (parameter.pattern !== undefined) {
+      try {
+        pattern = compileParameterPattern(parameter.pattern);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `invalid regular expression (${regexProblem(error)})` });
+      }
+    }
+    if (parameter.default === undefined) return;
+    if (parameter.required) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: 'a required parameter cannot have a default' });
+    }
+    if (pattern && !pattern.test(parameter.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: `does not match the parameter's own pattern` });
+    }
+    if (parameter.format === 'url' && !isHttpUrl(parameter.default)) {
+      ctx.addIssue({ code: 'custom', path: ['default'], message: 'is not an http(s) URL as the format requires' });
+    }
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      celRule("!(has(self.required) && self.required && has(self.default))", 'a required parameter cannot have a default', '.default'),
+    ],
+  });
+
+const fieldEnvSchema = z.strictObject({
+  env: envName,
+  fieldPath: z
+    .string()
+    .regex(ENV_FIELD_PATH, {
+      error: 'must be a downward API field such as metadata.name, metadata.namespace or status.podIP',
+    })
+    .meta({ maxLength: STRING_MAX }),
+});
+
+const rbacSchema = z
+  .strictObject({
+    clusterRole: dnsSubdomain,
+    binding: z
+      .strictObject({
+        kind: z.enum(['ClusterRoleBinding', 'RoleBinding']).default('ClusterRoleBinding'),
+        name: dnsSubdomain.optional(),
+      })
+      .optional(),
+    rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }).meta({ maxItems: LIST_MAX }),
+    // Entries of ESCALATION_RULES the admin accepts for this profile, by name (see escalation-rules.ts).
+    [ESCALATION_OPT_OUT_FIELD]: z.array(z.enum(ESCALATION_NAMES)).meta({ maxItems: ESCALATION_NAMES.length }).optional(),
+  })
+  .superRefine(refuseEscalations)
+  .meta({ 'x-kubernetes-validations': escalationCelRules() })
+  .transform(({ clusterRole, binding, rules, [ESCALATION_OPT_OUT_FIELD]: accepted }) => ({
+    clusterRole,
+    // ClusterRoleBinding by default; RoleBinding binds the ClusterRole per namespace instead.
+    binding: { kind: binding?.kind ?? 'ClusterRoleBinding', name: binding?.name ?? clusterRole },
+    rules,
+    // Only when set, so that a profile without opt-outs parses (and hashes) as before.
+    ...(accepted === undefined ? {} : { [ESCALATION_OPT_OUT_FIELD]: accepted }),
+  }));
+
+export const agentProfileSchema = z
+  .strictObject({
+    name: dnsLabel,
+    annotationPrefix: z
+      .string()
+      .refine(isAnnotationPrefix, { error: 'must be a DNS subdomain followed by "/", like xxl-agent/' })
+      .refine((prefix) => !RESERVED_PREFIX.test(prefix), {
+        error: `is reserved (Kubernetes prefixes and ${INJECT_ANNOTATION.split('/')[0]}/ cannot be used)`,
+      })
+      .meta({
+        pattern: `${DNS_SUBDOMAIN.source.slice(0, -1)}/$`,
+        maxLength: DNS_SUBDOMAIN_MAX + 1,
+        'x-kubernetes-validations': [
+          celRule(`!self.matches('${RESERVED_PREFIX.source.replace(/\\/g, '\\\\')}')`, `is reserved (Kubernetes prefixes and ${INJECT_ANNOTATION.split('/')[0]}/ cannot be used)`),
+        ],
+      }),
+    container: containerSchema,
+    parameters: z.array(parameterSchema).default([]).meta(listMap('annotation')),
+    fieldEnv: z.array(fieldEnvSchema).default([]).meta(listMap('env')),
+    nativeSidecar: z.boolean().default(false),
+    rbac: rbacSchema.optional(),
+  })
+  .superRefine((profile, ctx) => {
+    reportDuplicates(ctx, profile.parameters.map((p) => p.annotation), (i) => ['parameters', i, 'annotation'], 'annotation');
+    const envSources: { name: string; path: (string | number)[] }[] = [
+      ...profile.parameters.map((p, i) => ({ name: p.env, path: ['parameters', i, 'env'] })),
+      ...profile.fieldEnv.map((f, i) => ({ name: f.env, path: ['fieldEnv', i, 'env'] })),
+      ...(profile.container.env ?? []).map((e, i) => ({ name: e.name, path: ['container', 'env', i, 'name'] })),
+    ];
+    reportDuplicates(ctx, envSources.map((s) => s.name), (i) => envSources[i]?.path ?? [], 'env');
+    const ports = profile.container.ports ?? [];
+    reportDuplicates(ctx, ports.map((p) => String(p.containerPort)), (i) => ['container', 'ports', i, 'containerPort'], 'port');
+    reportDuplicates(
+      ctx,
+      ports.map((p) => p.name ?? ''),
+      (i) => ['container', 'ports', i, 'name'],
+      'port name',
+    );
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      // Env names are unique across parameters[].env, fieldEnv[].env and container.env[].name.
+      celRule('!has(self.parameters) || self.parameters.all(p, self.parameters.filter(q, q.env == p.env).size() == 1)', 'duplicate env among parameters[].env', '.parameters'),
+      celRule('!has(self.parameters) || !has(self.fieldEnv) || self.parameters.all(p, !self.fieldEnv.exists(f, f.env == p.env))', 'an env name is both a parameter\'s and a fieldEnv\'s', '.fieldEnv'),
+      celRule(
+        '!has(self.container.env) || self.container.env.all(e, !(has(self.parameters) && self.parameters.exists(p, p.env == e.name)) && !(has(self.fieldEnv) && self.fieldEnv.exists(f, f.env == e.name)))',
+        'an env name of container.env is also a parameter\'s or a fieldEnv\'s',
+        '.container.env',
+      ),
+    ],
+  });
+
+export type AgentProfile = z.output<typeof agentProfileSchema>;
+export type AgentProfileInput = z.input<typeof agentProfileSchema>;
+export type ProfileParameter = AgentProfile['parameters'][number];
+export type AgentContainerSpec = AgentProfile['container'];
+
+/** The profiles file: `profiles:` followed by a list. Names, prefixes and containers are unique. */
+export const profilesFileSchema = z
+  .strictObject({ profiles: z.array(agentProfileSchema).min(1, { error: 'must list at least one profile' }) })
+  .superRefine(({ profiles }, ctx) => {
+    const at = (field: string) => (i: number) => ['profiles', i, ...field.split('.')];
+    reportDuplicates(ctx, profiles.map((p) => p.name), at('name'), 'profile name');
+    reportDuplicates(ctx, profiles.map((p) => p.annotationPrefix), at('annotationPrefix'), 'annotation prefix');
+    reportDuplicates(ctx, profiles.map((p) => p.container.name), at('container.name'), 'container name');
+    reportDuplicates(ctx, profiles.map((p) => p.rbac?.clusterRole ?? ''), at('rbac.clusterRole'), 'ClusterRole');
+  });
+
+function reportDuplicates(
+  ctx: z.RefinementCtx,
+  values: readonly string[],
+  pathOf: (index: number) => (string | number)[],
+  what: string,
+): void {
+  values.forEach((value, index) => {
+    // Empty means "not set" (an unnamed port, a profile without RBAC): never a duplicate.
+    if (value !== '' && values.indexOf(value) !== index) {
+      ctx.addIssue({ code: 'custom', path: pathOf(index), message: `duplicate ${what} ${JSON.stringify(value)}` });
+    }
+  });
+}
+
+function regexProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // V8 says "Invalid regular expression: /^(?:(()$/u: Unterminated group": keep the last part.
+  return message.slice(message.lastIndexOf(': ') + 2);
+}

@@ -1,0 +1,29 @@
+import { cloneJson, type JsonObject, type JsonValue } from '@outrigger/admission';
+import type { AgentProfile } from '@outrigger/agent-profiles';
+
+/**
+ * The agent container: the profile's container, with env in a fixed order (parameters, then
+ * downward-API fields, then the profile's own env). POD_NAME and friends use fieldRef because a
+ * controller-made pod has no name yet at admission time. A native sidecar is an init container
+ * with `restartPolicy: Always`.
+ */
+export function buildAgentContainer(
+  profile: AgentProfile,
+  parameterEnv: readonly { readonly name: string; readonly value: string }[],
+): JsonObject {
+  const { env: staticEnv = [], ...container } = profile.container;
+  const env: JsonValue[] = [
+    ...parameterEnv.map(({ name, value }) => ({ name, value })),
+    ...profile.fieldEnv.map(({ env: name, fieldPath }) => ({
+      name,
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } },
+    })),
+    ...staticEnv.map(({ name, value }) => ({ name, value })),
+  ];
+  // A copy, so no pod shares (and no later mutation reaches) the profile's objects. Members are
+  // assigned, not spread into a new literal: see no-restricted-syntax in eslint.config.mjs.
+  const agent = cloneJson(container as JsonObject);
+  if (env.length > 0) agent['env'] = env;
+  if (profile.nativeSidecar) agent['restartPolicy'] = 'Always';
+  return agent;
+}

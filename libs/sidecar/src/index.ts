@@ -1,0 +1,20 @@
+// The sidecar extension: the agent container from a profile and a pod's annotations.
+export {
+  FORGED_AGENT_REASON,
+  SIDECAR_EXTENSION_NAME,
+  sidecarExtension,
+  SKIP_REASONS,
+  type SidecarExtensionOptions,
+} from './sidecar-extension.js';
+export { enableAnnotation, INVALID_ANNOTATION_REASON, optInAnnotationKeys } from './requested-profiles.js';
+export { INVALID_PARAMETER_REASON, MAX_PARAMETER_LENGTH, MISSING_PARAMETER_REASON } from './parameter-values.js';
+export { agentPresence, imageRepository, statusAnnotation, statusValue, type AgentPresence } from './injection-status.js';
+export { sidecarOwnedPaths } from './sidecar-owned-paths.js';
+
+
+// Offline injection
+export { injectManifests, uninjectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
+
+// For controllers that must tell which profiles a stored pod opted into (the rbac-syncer)
+export { requestedProfiles, type RequestedProfiles } from './requested-profiles.js';
+export { podAnnotations, type PodAnnotations } from './pod-annotations.js';

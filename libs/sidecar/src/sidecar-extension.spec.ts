@@ -1,0 +1,383 @@
+import { describe, expect, it } from 'vitest';
+import type { AdmissionReview, JsonObject } from '@outrigger/admission';
+import { applyPatchCopy, decodePatch, type PatchOperation, protectedNamespacesFor, type ReviewOutcome, reviewResponse } from '@outrigger/admission';
+import { parseProfiles, profileHash, referenceProfile } from '@outrigger/agent-profiles';
+import type { AgentProfile } from '@outrigger/agent-profiles';
+import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from './testing/fixtures.js';
+import { arrayAt, inflatePod, objectAt } from './testing/pods.js';
+import { sidecarExtension } from './sidecar-extension.js';
+
+const XXL_JOB_PROFILE = referenceProfile();
+
+const VERSION = '0.1.0-test';
+const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION });
+
+function twoProfiles(): AgentProfile[] {
+  const parsed = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+function run(review: AdmissionReview, profiles: AgentProfile[] = [XXL_JOB_PROFILE], protectedNamespaces?: readonly string[]): ReviewOutcome {
+  return reviewResponse(review, [sidecarExtension({ profiles, injectorVersion: VERSION, ...(protectedNamespaces ? { protectedNamespaces } : {}) })]);
+}
+
+function patchOf(outcome: ReviewOutcome): PatchOperation[] {
+  const encoded = outcome.reply.response.patch;
+  return encoded === undefined ? [] : decodePatch(encoded);
+}
+
+/** The pod the API server would persist: the request object with our patch applied. */
+function patched(review: AdmissionReview, outcome: ReviewOutcome): JsonObject {
+  return applyPatchCopy(requestObject(review), patchOf(outcome));
+}
+
+function denial(outcome: ReviewOutcome): { code: number; message: string; decision: string } {
+  const { response } = outcome.reply;
+  expect(response.allowed).toBe(false);
+  expect(response.patch).toBeUndefined();
+  return { code: response.status?.code ?? 0, message: response.status?.message ?? '', decision: outcome.decision };
+}
+
+/** The agent container the reference profile yields, written out by hand. */
+function xxlAgent(addr: string, target: string, jobName: string): JsonObject {
+  return {
+    name: 'xxl-agent',
+    image: 'ghcr.io/outrigger/xxl-agent:1.0.0',
+    imagePullPolicy: 'IfNotPresent',
+    ports: [{ name: 'http-xxl-agent', containerPort: 9999, protocol: 'TCP' }],
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    env: [
+      { name: 'XXL_JOB_ADDR', value: addr },
+      { name: 'CONTAINER_NAME', value: target },
+      { name: 'XXL_JOB_NAME', value: jobName },
+      { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    ],
+  };
+}
+
+const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile');
+
+describe('sidecar injection of an opted-in pod', () => {
+  it.each(['v1-pod-opted-in', 'v1beta1-pod-opted-in'])('%s: appends the agent and writes the status annotation', (name) => {
+    const review = loadReview(name);
+    const outcome = run(review);
+    expect(outcome.reply.apiVersion).toBe(review.apiVersion);
+    expect(outcome.reply.response).toMatchObject({
+      uid: review.request.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+      auditAnnotations: { decision: 'injected' },
+    });
+    expect(outcome.reply.response.warnings).toBeUndefined();
+    expect(patchOf(outcome)).toEqual([
+      { op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT },
+      { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
+    ]);
+
+    const expected = requestObject(loadReview(name));
+    arrayAt(expected, 'spec', 'containers').push(ORDERS_AGENT);
+    objectAt(expected, 'metadata', 'annotations')['xxl-agent/status'] = STATUS;
+    expect(patched(review, outcome)).toStrictEqual(expected);
+  });
+
+  it('leaves the request object itself untouched', () => {
+    const review = loadReview('v1-pod-opted-in');
+    run(review);
+    expect(review).toStrictEqual(loadReview('v1-pod-opted-in'));
+  });
+
+  it('handles a Deployment-made pod: generateName, ownerReferences, namespace only in the request', () => {
+    const review = loadReview('v1-deployment-pod');
+    expect(objectAt(requestObject(review), 'metadata')['namespace']).toBeUndefined();
+    const outcome = run(review);
+    expect(outcome.decision).toBe('injected');
+    expect(patchOf(outcome)).toEqual([
+      {
+        op: 'add',
+        path: '/spec/containers/1',
+        value: xxlAgent('https://xxl-job.jobs.svc.cluster.local/xxl-job-admin', 'settlement', 'settlement-nightly'),
+      },
+      { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
+    ]);
+    const pod = patched(review, outcome);
+    expect(objectAt(pod, 'metadata')['ownerReferences']).toEqual(objectAt(requestObject(review), 'metadata')['ownerReferences']);
+    expect(objectAt(pod, 'metadata')['generateName']).toBe('settlement-6d8f7c9b54-');
+  });
+
+  it('appends to containers, not initContainers, and keeps existing init containers as they are', () => {
+    const review = loadReview('v1-pod-init-containers');
+    const outcome = run(review);
+    expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
+      'add /spec/containers/1',
+      'add /metadata/annotations/xxl-agent~1status',
+    ]);
+    expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual(arrayAt(requestObject(review), 'spec', 'initContainers'));
+  });
+
+  it('preserves fields it does not know, including keys with / and ~', () => {
+    const review = loadReview('v1-pod-unknown-fields');
+    const outcome = run(review);
+    expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
+      'add /spec/containers/1',
+      'add /metadata/annotations/xxl-agent~1status',
+    ]);
+    const pod = patched(review, outcome);
+    const original = requestObject(review);
+    expect(objectAt(pod, 'spec')['futureSpecField']).toEqual({ 'with/slash': 1, 'with~tilde': 2, 'with~1both/': 3 });
+    expect(objectAt(pod, 'metadata')['futureMetadataField']).toEqual(objectAt(original, 'metadata')['futureMetadataField']);
+    expect(arrayAt(pod, 'spec', 'initContainers')).toEqual(arrayAt(original, 'spec', 'initContainers'));
+    expect(arrayAt(pod, 'spec', 'containers')[0]).toEqual(arrayAt(original, 'spec', 'containers')[0]);
+    expect(objectAt(pod, 'status')).toEqual({ futureStatusField: true });
+  });
+
+  it('still injects with unknown annotations under the prefix, and warns naming them', () => {
+    const outcome = run(loadReview('v1-pod-unknown-fields'));
+    expect(outcome.decision).toBe('injected');
+    expect(outcome.reply.response.warnings).toEqual(['profile xxl-job: unknown annotations ignored: xxl-agent/job-adress']);
+  });
+
+  it('is opted in through outrigger.dev/inject as well, tolerating spaces and empty entries', () => {
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': null, 'outrigger.dev/inject': ' xxl-job ,, ' });
+    const outcome = run(review);
+    expect(outcome.decision).toBe('injected');
+    expect(patchOf(outcome)[0]).toEqual({ op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT });
+  });
+
+  it.each(['1', 't', 'T', 'TRUE', 'true', 'True'])('accepts enable=%s', (value) => {
+    expect(run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': value })).decision).toBe('injected');
+  });
+
+  it('behaves the same for a dry run', () => {
+    const dry = run(loadReview('v1-pod-dry-run'));
+    const real = run(loadReview('v1-pod-opted-in'));
+    expect(dry.decision).toBe('injected');
+    expect(dry.reply.response.patch).toBe(real.reply.response.patch);
+  });
+
+  it('handles a 1.5 MiB pod and sends only the small patch', () => {
+    const review = loadReview('v1-pod-opted-in');
+    const huge = inflatePod(requestObject(review), 1.5 * 1024 * 1024);
+    expect(JSON.stringify(huge).length).toBeGreaterThanOrEqual(1.5 * 1024 * 1024);
+    const hugeReview: AdmissionReview = { ...review, request: { ...review.request, object: huge } };
+    const outcome = run(hugeReview);
+    expect(outcome.decision).toBe('injected');
+    expect(patchOf(outcome).map(({ path }) => path)).toEqual(['/spec/containers/2', '/metadata/annotations/xxl-agent~1status']);
+    expect(JSON.stringify(outcome.reply).length).toBeLessThan(4096);
+    const expected = structuredClone(huge);
+    arrayAt(expected, 'spec', 'containers').push(ORDERS_AGENT);
+    objectAt(expected, 'metadata', 'annotations')['xxl-agent/status'] = STATUS;
+    expect(patched(hugeReview, outcome)).toEqual(expected);
+  });
+});
+
+describe('native sidecars and several profiles', () => {
+  const tracingEnabled = { 'tracing.example.com/enable': 'true' };
+
+  function tracingAgent(): JsonObject {
+    return {
+      name: 'trace-agent',
+      image: 'registry.example.com/observability/trace-agent:0.7.3',
+      args: ['--listen=127.0.0.1:4317'],
+      env: [
+        { name: 'COLLECTOR_URL', value: 'http://otel-collector.observability:4317' },
+        { name: 'SAMPLE_RATE', value: '0.1' },
+        { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+        { name: 'APP_LABEL', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.labels['app']" } } },
+        { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' },
+      ],
+      restartPolicy: 'Always',
+    };
+  }
+
+  it('appends a native sidecar to the end of existing initContainers, with defaults filled in', () => {
+    const review = withAnnotations(loadReview('v1-pod-init-containers'), { 'xxl-agent/enable': 'false', ...tracingEnabled });
+    const outcome = run(review, twoProfiles());
+    const tracing = twoProfiles()[1];
+    if (!tracing) throw new Error('fixture has two profiles');
+    expect(patchOf(outcome)).toEqual([
+      { op: 'add', path: '/spec/initContainers/2', value: tracingAgent() },
+      {
+        op: 'add',
+        path: '/metadata/annotations/tracing.example.com~1status',
+        value: JSON.stringify({ profile: 'tracing', hash: profileHash(tracing), version: VERSION }),
+      },
+    ]);
+  });
+
+  it('creates initContainers with one add when the pod has none', () => {
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': '0', ...tracingEnabled });
+    const outcome = run(review, twoProfiles());
+    expect(patchOf(outcome)[0]).toEqual({ op: 'add', path: '/spec/initContainers', value: [tracingAgent()] });
+    expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual([tracingAgent()]);
+  });
+
+  it('injects every requested profile in one patch', () => {
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), tracingEnabled);
+    const outcome = run(review, twoProfiles());
+    expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
+      'add /spec/containers/2',
+      'add /spec/initContainers',
+      'add /metadata/annotations/xxl-agent~1status',
+      'add /metadata/annotations/tracing.example.com~1status',
+    ]);
+  });
+
+  it('injects only the profile that is not there yet', () => {
+    const review = withAnnotations(loadReview('v1-pod-already-injected'), tracingEnabled);
+    const outcome = run(review, twoProfiles());
+    expect(patchOf(outcome).map(({ path }) => path)).toEqual(['/spec/initContainers', '/metadata/annotations/tracing.example.com~1status']);
+  });
+});
+
+describe('pods that are left alone', () => {
+  it('skips a pod without annotations', () => {
+    const outcome = run(loadReview('v1-pod-no-annotations'));
+    expect(outcome.reply.response).toEqual({
+      uid: '1a2b3c4d-0000-4e5f-8a9b-aabbccddeeff',
+      allowed: true,
+      auditAnnotations: { decision: 'skipped:not-opted-in' },
+    });
+  });
+
+  it.each(['0', 'f', 'F', 'FALSE', 'false', 'False'])('skips enable=%s', (value) => {
+    const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': value }));
+    expect(outcome.decision).toBe('skipped:not-opted-in');
+    expect(outcome.reply.response.patch).toBeUndefined();
+  });
+
+  it('lets an explicit enable=false win over the inject list, with a warning', () => {
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': 'false', 'outrigger.dev/inject': 'xxl-job' });
+    const outcome = run(review);
+    expect(outcome.decision).toBe('skipped:not-opted-in');
+    expect(outcome.reply.response.warnings).toEqual(['profile xxl-job is named in outrigger.dev/inject but xxl-agent/enable is "false": not injected']);
+  });
+
+  it.each(['kube-system', 'kube-public', 'kube-node-lease', 'outrigger-system'])('never mutates a pod in protected namespace %s', (namespace) => {
+    const review = inNamespace(loadReview('v1-pod-opted-in'), namespace);
+    const outcome = run(review, [XXL_JOB_PROFILE], protectedNamespacesFor('outrigger-system'));
+    expect(outcome.reply.response.patch).toBeUndefined();
+    expect(outcome.reply.response.allowed).toBe(true);
+    expect(outcome.decision).toBe('skipped:protected-namespace');
+    expect(outcome.reply.response.warnings).toEqual([`namespace ${namespace} is protected: outrigger never injects sidecars there`]);
+  });
+
+  it('protects the system namespaces by default, even for invalid opt-ins', () => {
+    const review = withAnnotations(loadReview('v1-pod-kube-system'), { 'xxl-agent/enable': 'maybe' });
+    expect(run(review).decision).toBe('skipped:protected-namespace');
+  });
+
+  it('does not warn in a protected namespace when the pod did not ask', () => {
+    const outcome = run(inNamespace(loadReview('v1-pod-no-annotations'), 'kube-system'));
+    expect(outcome.reply.response.warnings).toBeUndefined();
+  });
+
+  it('skips an already injected pod with an empty patch', () => {
+    const outcome = run(loadReview('v1-pod-already-injected'));
+    expect(outcome.decision).toBe('skipped:already-injected');
+    expect(outcome.reply.response.patch).toBeUndefined();
+  });
+
+  it('refuses an opted-in pod that forges the agent: the status annotation alone, its own agent container, an impostor', () => {
+    const statusOnly = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/status': '{"profile":"xxl-job"}' }));
+    expect(statusOnly.decision).toBe('denied:forged-agent');
+    expect(statusOnly.reply.response.status?.code).toBe(422);
+    expect(statusOnly.reply.response.status?.message).toContain(
+      'profile xxl-job: annotation xxl-agent/status is set but the pod has no xxl-agent container; only the injector writes it (remove the annotation)',
+    );
+    const impostor = loadReview('v1-pod-init-containers');
+    arrayAt(requestObject(impostor), 'spec', 'initContainers').push({ name: 'xxl-agent', image: 'docker.io/mallory/shell' });
+    expect(run(impostor).reply.response.status?.message).toContain(
+      'container xxl-agent has the name of the profile\'s agent but is not it (image "docker.io/mallory/shell" in initContainers; the agent is ghcr.io/outrigger/xxl-agent:1.0.0 in containers); rename the container',
+    );
+    const ownAgent = loadReview('v1-pod-opted-in');
+    arrayAt(requestObject(ownAgent), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0', command: ['sh'] });
+    expect(run(ownAgent).reply.response.status?.message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
+  });
+
+  it('yields an empty patch when reinvoked on its own output (reinvocationPolicy IfNeeded)', () => {
+    for (const name of ['v1-pod-opted-in', 'v1-deployment-pod', 'v1-pod-init-containers', 'v1-pod-unknown-fields']) {
+      const review = loadReview(name);
+      const first = run(review);
+      const again: AdmissionReview = { ...review, request: { ...review.request, object: patched(review, first) } };
+      const second = run(again);
+      expect(second.decision).toBe('skipped:already-injected');
+      expect(second.reply.response.patch).toBeUndefined();
+    }
+  });
+
+  it('skips a pod without containers and lets the API server reject it', () => {
+    const review = loadReview('v1-pod-opted-in');
+    objectAt(requestObject(review), 'spec')['containers'] = [];
+    expect(run(review).decision).toBe('skipped:invalid-pod-spec');
+  });
+});
+
+describe('invalid opt-ins are denied with a precise message', () => {
+  const GO_BOOLS = '1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False';
+
+  it.each<[string, Record<string, string | null>, number, string, string]>([
+    ['enable is not a Go boolean', { 'xxl-agent/enable': 'yes' }, 400, `annotation xxl-agent/enable: invalid boolean "yes" (use one of ${GO_BOOLS})`, 'denied:invalid-annotation'],
+    ['enable has spaces', { 'xxl-agent/enable': ' true' }, 400, `annotation xxl-agent/enable: invalid boolean " true" (use one of ${GO_BOOLS})`, 'denied:invalid-annotation'],
+    ['unknown profile in the inject list', { 'outrigger.dev/inject': 'xxl-job,istio' }, 400, 'annotation outrigger.dev/inject: unknown profile "istio" (known profiles: xxl-job)', 'denied:invalid-annotation'],
+    ['missing job address', { 'xxl-agent/job-addr': null }, 422, 'annotation xxl-agent/job-addr is required', 'denied:missing-parameter'],
+    ['empty job address', { 'xxl-agent/job-addr': '' }, 422, 'annotation xxl-agent/job-addr is required', 'denied:missing-parameter'],
+    ['missing job name', { 'xxl-agent/job-name': null }, 422, 'annotation xxl-agent/job-name is required', 'denied:missing-parameter'],
+    ['job address not a URL', { 'xxl-agent/job-addr': 'xxl-job-admin:8080' }, 422, 'annotation xxl-agent/job-addr: value "xxl-job-admin:8080" is not an http(s) URL', 'denied:invalid-parameter'],
+    ['job address not http', { 'xxl-agent/job-addr': 'ftp://files.example.com' }, 422, 'annotation xxl-agent/job-addr: value "ftp://files.example.com" is not an http(s) URL', 'denied:invalid-parameter'],
+    ['target is not a container', { 'xxl-agent/target-container': 'api' }, 422, 'annotation xxl-agent/target-container: value "api" does not name a container of the pod (containers: orders, metrics-exporter)', 'denied:invalid-parameter'],
+    ['target names the agent itself', { 'xxl-agent/target-container': 'xxl-agent' }, 422, 'annotation xxl-agent/target-container: value "xxl-agent" does not name a container of the pod (containers: orders, metrics-exporter)', 'denied:invalid-parameter'],
+  ])('%s', (_name, changes, code, message, decision) => {
+    const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), changes));
+    expect(denial(outcome)).toEqual({ code, message, decision });
+    expect(outcome.reply.response.auditAnnotations).toEqual({ decision });
+  });
+
+  it('does not accept an init container as the target', () => {
+    const review = withAnnotations(loadReview('v1-pod-init-containers'), { 'xxl-agent/target-container': 'fetch-templates' });
+    expect(denial(run(review)).message).toBe(
+      'annotation xxl-agent/target-container: value "fetch-templates" does not name a container of the pod (containers: builder)',
+    );
+  });
+
+  it('truncates a long value in the message', () => {
+    const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/job-addr': `mailto:${'x'.repeat(300)}` }));
+    expect(denial(outcome).message).toBe(`annotation xxl-agent/job-addr: value "mailto:${'x'.repeat(57)}…" is not an http(s) URL`);
+  });
+
+  it('refuses a value too long to check', () => {
+    const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/job-name': 'j'.repeat(5000) }));
+    expect(denial(outcome).message).toBe(`annotation xxl-agent/job-name: value "${'j'.repeat(64)}…" is longer than 4096 characters`);
+  });
+
+  it('checks patterns with anchored semantics', () => {
+    const profiles = twoProfiles();
+    const deniedRate = run(withAnnotations(loadReview('v1-pod-no-annotations'), { 'tracing.example.com/enable': 'true', 'tracing.example.com/sample-rate': '0.5x' }), profiles);
+    expect(denial(deniedRate).message).toBe('annotation tracing.example.com/sample-rate: value "0.5x" does not match the pattern ^(?:0(\\.[0-9]+)?|1(\\.0+)?)$');
+    const prefixOnly = run(withAnnotations(loadReview('v1-pod-no-annotations'), { 'tracing.example.com/enable': 'true', 'tracing.example.com/sample-rate': '10' }), profiles);
+    expect(denial(prefixOnly).code).toBe(422);
+    const accepted = run(withAnnotations(loadReview('v1-pod-no-annotations'), { 'tracing.example.com/enable': 'true', 'tracing.example.com/sample-rate': '0.25' }), profiles);
+    expect(accepted.decision).toBe('injected');
+  });
+
+  it('denies a non-string annotation value it has to read', () => {
+    const review = loadReview('v1-pod-opted-in');
+    objectAt(requestObject(review), 'metadata', 'annotations')['xxl-agent/enable'] = true;
+    expect(denial(run(review))).toEqual({ code: 400, message: 'annotation xxl-agent/enable must be a string', decision: 'denied:invalid-annotation' });
+  });
+
+  it('denies before looking at parameters when the opt-in itself is malformed', () => {
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': 'on', 'xxl-agent/job-addr': null });
+    expect(denial(run(review)).code).toBe(400);
+  });
+});
