@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { TerminusModule } from '@nestjs/terminus';
-import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
+import { HealthModule, MetricsModule } from '@outrigger/service';
 import { certManagerConfig } from './config/cert-manager.config.js';
 import { kubeProviders } from './controller/kube.providers.js';
 import { RotationController } from './controller/rotation-controller.js';
@@ -12,10 +11,9 @@ import { CertManagerMetrics } from './metrics/cert-manager.metrics.js';
 @Module({
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [certManagerConfig] }),
-    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 5_000 }),
+    HealthModule.forRoot({ checks: CertManagerHealth }),
     MetricsModule.forRoot({ service: 'cert-manager' }),
   ],
-  controllers: [HealthController],
-  providers: [{ provide: HEALTH_CHECKS, useExisting: CertManagerHealth }, ...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
+  providers: [...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
 })
 export class AppModule {}

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { TerminusModule } from '@nestjs/terminus';
-import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
+import { HealthModule, MetricsModule } from '@outrigger/service';
 import { AdmissionService } from './admission/admission.service.js';
 import { MutateRoute } from './admission/mutate.route.js';
 import { injectorConfig } from './config/injector.config.js';
@@ -14,10 +13,9 @@ import { ServingCertificateSource } from './tls/serving-certificate.source.js';
 @Module({
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [injectorConfig] }),
-    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 5_000 }),
+    HealthModule.forRoot({ checks: InjectorHealth }),
     MetricsModule.forRoot({ service: 'injector' }),
   ],
-  controllers: [HealthController],
-  providers: [{ provide: HEALTH_CHECKS, useExisting: InjectorHealth }, MutateRoute, AdmissionService, ProfilesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
+  providers: [MutateRoute, AdmissionService, ProfilesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

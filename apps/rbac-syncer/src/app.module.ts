@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { TerminusModule } from '@nestjs/terminus';
-import { HEALTH_CHECKS, HealthController, MetricsModule } from '@outrigger/service';
+import { HealthModule, MetricsModule } from '@outrigger/service';
 import { rbacSyncerConfig } from './config/rbac-syncer.config.js';
 import { SyncerService } from './controller/syncer.service.js';
 import { RbacSyncerHealth } from './health/rbac-syncer.health.js';
@@ -10,10 +9,9 @@ import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
 @Module({
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [rbacSyncerConfig] }),
-    TerminusModule.forRoot({ gracefulShutdownTimeoutMs: 2_000 }),
+    HealthModule.forRoot({ checks: RbacSyncerHealth, gracefulShutdownTimeoutMs: 2_000 }),
     MetricsModule.forRoot({ service: 'rbac-syncer' }),
   ],
-  controllers: [HealthController],
-  providers: [{ provide: HEALTH_CHECKS, useExisting: RbacSyncerHealth }, SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
+  providers: [SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
 })
 export class AppModule {}

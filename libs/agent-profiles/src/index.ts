@@ -31,6 +31,7 @@ export {
   type AgentProfileEntry,
 } from './agent-profile-object.js';
 export { resolveProfiles, type ProfileInForce, type ProfileSet, type ProfileVerdict } from './profile-set.js';
+export { describeVerdict, ProfileSetTracker, type ProfileSetChange } from './profile-set-tracker.js';
 export {
   AGENT_PROFILE_CRD_FILE,
   AGENT_PROFILE_GROUP,

@@ -1,7 +1,9 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, type OnApplicationBootstrap } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, type HealthIndicatorFunction } from '@nestjs/terminus';
+import { HEALTH_MODULE_OPTIONS, type HealthModuleOptions } from './health.module-definition.js';
 
-/** A service's own checks; its module provides them as HEALTH_CHECKS (`useExisting` its health class). */
+/** A service's own checks, named in HealthModule.forRoot({ checks }). */
 export interface HealthChecks {
   /** Fails only for what a restart can fix. */
   liveness(): HealthIndicatorFunction[];
@@ -9,15 +11,21 @@ export interface HealthChecks {
   readiness(): HealthIndicatorFunction[];
 }
 
-export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
-
 /** GET /healthz and /readyz for every service, from its HealthChecks. */
 @Controller()
-export class HealthController {
+export class HealthController implements OnApplicationBootstrap {
+  private checks!: HealthChecks;
+
   constructor(
     private readonly health: HealthCheckService,
-    @Inject(HEALTH_CHECKS) private readonly checks: HealthChecks,
+    private readonly moduleRef: ModuleRef,
+    @Inject(HEALTH_MODULE_OPTIONS) private readonly options: HealthModuleOptions,
   ) {}
+
+  // The checks class lives in the app's module, which imports this one: found once everything is built.
+  onApplicationBootstrap(): void {
+    this.checks = this.moduleRef.get(this.options.checks, { strict: false });
+  }
 
   @Get('healthz')
   @HealthCheck()

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { AGENT_PROFILE_API_VERSION, type AgentProfile, agentProfileEntry, type AgentProfileEntry, parseProfiles, profileHash, type ProfileInForce, type ProfileVerdict, profileWarnings, resolveProfiles } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, parseProfiles, type ProfileInForce, ProfileSetTracker, type ProfileVerdict, profileWarnings } from '@outrigger/agent-profiles';
 import { Controller, loadKubeClient, resourcePath, type Reflector } from '@outrigger/kube';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import { watchFiles } from '../tls/file-watch.js';
 
-const AGENT_PROFILES = 'agentprofiles';
 const PROFILES_KEY = 'profiles';
 
 export interface LoadedProfiles {
@@ -29,7 +28,7 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ProfilesService.name);
   private loaded: LoadedProfiles | undefined;
   private inForce: readonly ProfileInForce[] = [];
-  private verdicts = new Map<string, string>();
+  private readonly tracker = new ProfileSetTracker();
   private lastText: string | undefined;
   private readonly listeners = new Set<(loaded: LoadedProfiles) => void>();
   private stopWatching: (() => void) | undefined;
@@ -52,8 +51,8 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     // One key: a burst of AgentProfile events is resolved once. Not awaited: the webhook answers
     // (and stays unready) while the API cannot be reached; no Lease, every replica serves.
     this.controller = new Controller(loadKubeClient(this.config.kubeconfig), { keys: () => [PROFILES_KEY], log: this.logger });
-    this.reflector = this.controller.watches<AgentProfileEntry>(AGENT_PROFILES, {
-      path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILES }),
+    this.reflector = this.controller.watches<AgentProfileEntry>(AGENT_PROFILE_PLURAL, {
+      path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
       project: agentProfileEntry,
     });
     this.controller.run(() => this.resolve());
@@ -110,22 +109,17 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   private resolve(): void {
     const reflector = this.reflector;
     if (!reflector?.status().hasSynced) return;
-    const set = resolveProfiles(reflector.entries().map(([, entry]) => entry), this.inForce);
-    const unchanged = this.loaded !== undefined && signature(set.inForce) === signature(this.inForce);
-    this.inForce = set.inForce;
-    set.verdicts.forEach((verdict) => this.report(verdict, set.inForce.find((p) => p.profile.name === verdict.name)?.profile));
+    const change = this.tracker.update(reflector.entries().map(([, entry]) => entry));
+    this.inForce = change.inForce;
+    change.newVerdicts.forEach((verdict) => this.report(verdict, change.inForce.find((p) => p.profile.name === verdict.name)?.profile));
     // Most events are the rbac-syncer's status writes: the extension is rebuilt only for a real change.
-    if (!unchanged) this.set({ profiles: set.inForce.map((p) => p.profile), source: 'AgentProfiles' });
+    if (change.changed) this.set({ profiles: change.inForce.map((p) => p.profile), source: 'AgentProfiles' });
   }
 
-  /** Logs and counts a verdict once per change. */
   private report(verdict: ProfileVerdict, profile: AgentProfile | undefined): void {
-    const line = `AgentProfile ${verdict.name} generation ${verdict.generation}: ${verdict.message}`;
-    if (this.verdicts.get(verdict.name) === line) return;
-    this.verdicts.set(verdict.name, line);
     this.metrics.profileReloads.inc({ result: verdict.accepted ? 'success' : 'failure' });
-    if (verdict.accepted) this.logger.log(line);
-    else this.logger.error(line);
+    if (verdict.accepted) this.logger.log(describeVerdict(verdict));
+    else this.logger.error(describeVerdict(verdict));
     if (verdict.accepted && profile) profileWarnings(profile).forEach((warning) => this.logger.warn(warning));
   }
 
@@ -141,8 +135,4 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     this.loaded = loaded;
     this.listeners.forEach((l) => l(loaded));
   }
-}
-
-function signature(set: readonly ProfileInForce[]): string {
-  return set.map(({ profile }) => `${profile.name}@${profileHash(profile)}`).join(' ');
 }

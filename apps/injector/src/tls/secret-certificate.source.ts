@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { type KubeClient, type KubeObject, Reflector, resourcePath } from '@outrigger/kube';
+import { Controller, type KubeClient, type KubeObject, type Reflector, resourcePath } from '@outrigger/kube';
 import { LastGoodPairSource, type SourceEvents } from './certificate-source.js';
 
 interface SecretPair {
@@ -23,6 +23,7 @@ export function pairFromSecret(secret: KubeObject): SecretPair | undefined {
 export class SecretCertificateSource extends LastGoodPairSource {
   private readonly logger = new Logger(SecretCertificateSource.name);
   private readonly source: string;
+  private controller: Controller | undefined;
   private reflector: Reflector<SecretPair> | undefined;
 
   constructor(
@@ -40,20 +41,27 @@ export class SecretCertificateSource extends LastGoodPairSource {
   }
 
   start(): this {
-    this.reflector = new Reflector(this.kc, {
+    // One key, no Lease: every replica serves what its Secret holds.
+    const logger = this.logger;
+    this.controller = new Controller(this.kc, {
+      keys: () => [this.secret.name],
+      log: { log: (m) => logger.log(m), warn: (m) => logger.warn(`${m}; the last good pair stays in use`) },
+    });
+    this.reflector = this.controller.watches<SecretPair>(`secret ${this.secret.name}`, {
       path: resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace: this.secret.namespace }),
       fieldSelector: `metadata.name=${this.secret.name}`,
       project: pairFromSecret,
-      onAdd: (_key, pair) => this.offerSecret(pair),
-      onUpdate: (_key, pair) => this.offerSecret(pair),
-      onError: (_error, info) => this.logger.warn(`watching ${this.source}: ${info.message}; the mounted files stay in use`),
-    }).start();
-    this.logger.log(`watching ${this.source} for new serving certificates`);
+    });
+    this.controller.run(() => {
+      const [entry] = this.reflector?.entries() ?? [];
+      if (entry) this.offerSecret(entry[1]);
+    });
+    logger.log(`watching ${this.source} for new serving certificates`);
     return this;
   }
 
   async stop(): Promise<void> {
-    await this.reflector?.stop();
+    await this.controller?.shutdown();
   }
 
   private offerSecret({ cert, key }: SecretPair): void {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, type AgentProfile, agentProfileEntry, type AgentProfileEntry, loadProfilesFile, profileHash, type ProfileInForce, type ProfileVerdict, profileWarnings, resolveProfiles } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
 import {
   Controller,
   describePermission,
@@ -52,7 +52,7 @@ interface ProfileObjectView {
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RbacSyncer');
   private inForce: readonly ProfileInForce[] = [];
-  private verdicts = new Map<string, ProfileVerdict>();
+  private readonly tracker = new ProfileSetTracker();
   /** Profiles that left the in-force set: their bindings are emptied (after the grace) and forgotten. */
   private readonly retired = new Map<string, AgentProfile>();
   /** Per profile name and hash: the permissions the syncer lacks for it ([] when it has them all). */
@@ -94,7 +94,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
     }
 
-    const profileKeys = () => [...new Set([...this.inForce.map((p) => p.profile.name), ...this.verdicts.keys(), ...this.retired.keys()])];
+    const profileKeys = () => [...new Set([...this.inForce.map((p) => p.profile.name), ...this.tracker.names(), ...this.retired.keys()])];
     this.controller = new Controller(this.kc, {
       keys: profileKeys,
       log: this.logger,
@@ -131,8 +131,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
     this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
     if (fromApi) {
-      this.profileObjects = this.controller.watches<ProfileObjectView>('agentprofiles', {
-        path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: 'agentprofiles' }),
+      this.profileObjects = this.controller.watches<ProfileObjectView>(AGENT_PROFILE_PLURAL, {
+        path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
         project: (obj) => {
           const entry = agentProfileEntry(obj);
           const conditions = (obj as { status?: { conditions?: StoredCondition[] } }).status?.conditions ?? [];
@@ -204,18 +204,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private resolveFromApi(): void {
     const reflector = this.profileObjects;
     if (!reflector?.status().hasSynced) return;
-    const set = resolveProfiles(reflector.entries().map(([, view]) => view.entry), this.inForce);
-    for (const verdict of set.verdicts) {
-      const before = this.verdicts.get(verdict.name);
-      if (before?.message !== verdict.message || before.generation !== verdict.generation) {
-        const line = `AgentProfile ${verdict.name} generation ${verdict.generation}: ${verdict.message}`;
-        if (verdict.accepted) this.logger.log(line);
-        else this.logger.error(line);
-        this.controller.enqueue(verdict.name); // its status follows
-      }
+    const change = this.tracker.update(reflector.entries().map(([, view]) => view.entry));
+    for (const verdict of change.newVerdicts) {
+      if (verdict.accepted) this.logger.log(describeVerdict(verdict));
+      else this.logger.error(describeVerdict(verdict));
+      this.controller.enqueue(verdict.name); // its status follows
     }
-    this.verdicts = new Map(set.verdicts.map((v) => [v.name, v]));
-    void this.useProfiles(set.inForce);
+    // Most AgentProfile events are our own status writes: nothing to re-project then.
+    if (change.changed) void this.useProfiles(change.inForce);
   }
 
   /**
@@ -223,12 +219,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
    * needs, re-projects the pods (which profiles a pod belongs to depends on them), retires the
    * profiles that left, and reconciles everything.
    */
-  private async useProfiles(next: readonly ProfileInForce[], force = false): Promise<void> {
+  private async useProfiles(next: readonly ProfileInForce[]): Promise<void> {
     const before = new Map(this.inForce.map((p) => [p.profile.name, p.profile]));
-    const unchanged = signature(next) === signature(this.inForce);
     this.inForce = next;
-    // Most AgentProfile events are our own status writes: nothing to re-project then.
-    if (unchanged && !force) return;
     for (const { profile } of next) {
       const old = before.get(profile.name);
       if (old && profileHash(old) !== profileHash(profile)) this.retired.set(profile.name, old); // a renamed role or binding is emptied
@@ -268,7 +261,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     if (denied.length === 0) return;
     denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
     await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
-    if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce, true);
+    if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
     else denied.forEach(({ profile }) => this.controller.enqueue(profile.name));
   }
 
@@ -346,7 +339,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** The AgentProfile's status, when profiles come from the API and something changed. */
   private async writeStatus(name: string, profile: AgentProfile | undefined, subjects: number, missing: readonly string[] | undefined): Promise<void> {
     const view = this.profileObjects?.get(name);
-    const verdict = this.verdicts.get(name);
+    const verdict = this.tracker.verdict(name);
     if (!view || !verdict) return;
     const status = profileStatus({
       verdict,
@@ -384,11 +377,6 @@ const PERMISSION_RECHECK_MS = 15_000;
 
 function bindingId(profile: AgentProfile | undefined): string | undefined {
   return profile?.rbac ? `${profile.rbac.binding.kind}/${profile.rbac.binding.name}` : undefined;
-}
-
-/** The profiles in force, by name and content: equal signatures need no re-projection. */
-function signature(set: readonly ProfileInForce[]): string {
-  return set.map(({ profile }) => permissionKey(profile)).sort().join(' ');
 }
 
 function permissionKey(profile: AgentProfile): string {
