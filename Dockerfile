@@ -13,6 +13,9 @@ COPY package.json package-lock.json ./
 COPY apps/injector/package.json apps/injector/
 COPY apps/rbac-syncer/package.json apps/rbac-syncer/
 COPY apps/cert-manager/package.json apps/cert-manager/
+# The CLI is a workspace too (no image ships it): npm ci links its bin.
+COPY apps/cli/package.json apps/cli/
+COPY apps/cli/bin apps/cli/bin/
 COPY libs/admission/package.json libs/admission/
 COPY libs/agent-profiles/package.json libs/agent-profiles/
 COPY libs/sidecar/package.json libs/sidecar/

@@ -30,6 +30,8 @@ export default tseslint.config(
             { sourceTag: 'scope:service', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'scope:injector', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             { sourceTag: 'scope:rbac-syncer', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:service', 'scope:tooling'] },
+            // The operator's CLI: offline injection (the webhook's code path) and checks against a cluster.
+            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:pki', 'scope:tooling'] },
             { sourceTag: 'scope:cert-manager', onlyDependOnLibsWithTags: ['scope:admission', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             {
               sourceTag: 'framework:none',

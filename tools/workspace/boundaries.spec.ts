@@ -45,6 +45,7 @@ describe('module boundaries', () => {
       ['libs/agent-profiles/src/x.ts', '@outrigger/sidecar'],
       ['libs/agent-profiles/src/x.ts', '@outrigger/kube'],
       ['libs/sidecar/src/x.ts', '@outrigger/kube'],
+      ['apps/cli/src/x.ts', '@outrigger/service'],
     ] as const;
     for (const [file, lib] of forbidden) {
       expect((await boundaryErrors(file, `import * as x from '${lib}';\nexport const y = x;\n`)).join('\n'), `${file} → ${lib}`).toMatch(/can only depend on libs tagged with|cannot depend on any libs|Circular dependency/);
@@ -54,6 +55,8 @@ describe('module boundaries', () => {
       ['apps/injector/src/x.ts', '@outrigger/agent-profiles'],
       ['libs/sidecar/src/x.ts', '@outrigger/agent-profiles'],
       ['libs/agent-profiles/src/x.ts', '@outrigger/admission'],
+      ['apps/cli/src/x.ts', '@outrigger/sidecar'],
+      ['apps/cli/src/x.ts', '@outrigger/kube'],
     ] as const;
     for (const [file, lib] of allowed) expect(await boundaryErrors(file, `import * as x from '${lib}';\nexport const y = x;\n`), `${file} → ${lib}`).toEqual([]);
   });

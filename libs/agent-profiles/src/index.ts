@@ -44,3 +44,4 @@ export { profileHash } from './profile-hash.js';
 export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
 
 export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from './synced-rbac-labels.js';

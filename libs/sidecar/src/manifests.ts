@@ -132,7 +132,7 @@ function editManifests(yamlText: string, edit: EditObject): Result<ManifestInjec
     try {
       const content: unknown = document.contents === null ? null : document.toJS({ maxAliasCount: 100 });
       for (const target of targets(content, index)) {
-        const where = label(target.outcome);
+        const where = describeDocument(target.outcome);
         const result = edit(target, where);
         if (!result.ok) return result;
         const { decision, set, remove, expected } = result.value;
@@ -149,7 +149,9 @@ function editManifests(yamlText: string, edit: EditObject): Result<ManifestInjec
       // toJS refuses alias bombs and similar; report them instead of throwing at the CLI.
       return err(`document ${index}: cannot be read (${describeError(error)})`);
     }
-    segments.push(changed ? document.toString({ lineWidth: 0 }) : yamlText.slice(start, end));
+    // No reflow; sequences indented and flow collections spaced as this document writes them.
+    const text = yamlText.slice(start, end);
+    segments.push(changed ? document.toString({ lineWidth: 0, indentSeq: !compactSequences(text), flowCollectionPadding: flowCollectionPadding(text) }) : text);
   }
   return ok({ yaml: segments.join(''), warnings, documents: outcomes });
 }
@@ -221,7 +223,20 @@ function withoutTypeMeta(pod: JsonObject): JsonObject {
   return template;
 }
 
-function label(outcome: Omit<DocumentOutcome, 'decision'>): string {
+/** Whether sequences sit at their key's indentation, as `kubectl get -o yaml` writes them (`items:\n- a`). */
+function compactSequences(text: string): boolean {
+  return /^( *)[^\s#-][^\n]*:\n\1- /m.test(text);
+}
+
+/** Whether most flow collections in `text` are written padded, `{ a: b }`, rather than `{a: b}`. */
+function flowCollectionPadding(text: string): boolean {
+  const padded = text.match(/[[{] +[^\s\]}]/g)?.length ?? 0;
+  const tight = text.match(/[[{][^\s\]}]/g)?.length ?? 0;
+  return padded >= tight;
+}
+
+/** `document 2 item 0 (Deployment web)`: how errors, warnings and the CLI name an object. */
+export function describeDocument(outcome: Omit<DocumentOutcome, 'decision'>): string {
   const what = [outcome.kind, outcome.name].filter((part) => part !== undefined).join(' ');
   return `document ${outcome.index}${outcome.item === undefined ? '' : ` item ${outcome.item}`}${what ? ` (${what})` : ''}`;
 }

@@ -27,7 +27,8 @@ export class InjectorHealth implements HealthChecks {
     const loaded = this.profilesService.current();
     // No profile at all is a valid state (nothing to inject); not knowing them is not.
     if (!loaded) return check.down({ reason: this.profilesService.notLoadedReason() });
-    return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name) });
+    // generations: what `outrigger check` compares with the rbac-syncer's observedGeneration.
+    return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name), generations: Object.fromEntries(this.profilesService.generations()) });
   }
 
   certificate() {

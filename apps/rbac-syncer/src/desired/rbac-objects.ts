@@ -1,10 +1,9 @@
 import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
 import type { SaSubject } from './subjects.js';
 
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY_VALUE = 'outrigger-rbac-syncer';
-/** Which profile an object belongs to. */
-export const PROFILE_LABEL = 'outrigger.dev/profile';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '@outrigger/agent-profiles';
+
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL };
 export const FIELD_MANAGER = 'outrigger-rbac-syncer';
 export const RBAC_API_VERSION = 'rbac.authorization.k8s.io/v1';
 

@@ -1,0 +1,119 @@
+import { issueCertificate, parseCertificate } from '@outrigger/pki';
+import { describe, expect, it } from 'vitest';
+import { checkLines, type CheckLine } from './check-lines.js';
+import type { InstallState } from './install-state.js';
+
+const NOW = new Date('2026-11-25T12:00:00Z');
+const DAY = 86_400_000;
+const ca = issueCertificate({ commonName: 'outrigger-webhook-ca', usage: 'ca', lifetimeMs: 365 * DAY, now: NOW, keyBits: 1024 });
+const otherCa = issueCertificate({ commonName: 'someone-else', usage: 'ca', lifetimeMs: 365 * DAY, now: NOW, keyBits: 1024 });
+function leafOf(lifetimeMs: number) {
+  const parsed = parseCertificate(issueCertificate({ commonName: 'outrigger-injector.outrigger-system.svc', usage: 'server', issuer: ca, lifetimeMs, now: NOW, keyBits: 1024 }).cert);
+  if (!parsed) throw new Error('the test leaf does not parse');
+  return parsed;
+}
+const leaf = leafOf(30 * DAY);
+
+const WEBHOOK = { name: 'outrigger-injector', caBundle: ca.cert, service: { namespace: 'outrigger-system', name: 'outrigger-injector', port: 443 }, serviceExists: true, readyEndpoints: 2 };
+const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15 };
+const PROFILE = {
+  name: 'xxl-job',
+  generation: 3,
+  observedGeneration: 3,
+  bindingKind: 'ClusterRoleBinding',
+  accepted: { status: 'True', reason: 'Valid', message: 'generation 3 is in force' },
+  synced: { status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec binds 4 ServiceAccount(s) to ClusterRole xxl-agent-exec' },
+};
+
+const healthy: InstallState = {
+  namespace: 'outrigger-system',
+  now: NOW,
+  crd: { established: true },
+  webhook: WEBHOOK,
+  deployments: [
+    { name: 'outrigger-injector', desired: 2, available: 2 },
+    { name: 'outrigger-rbac-syncer', desired: 2, available: 2 },
+  ],
+  servingSecret: { name: 'outrigger-injector-tls', certificate: leaf },
+  injectorReplicas: [
+    { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 } },
+    { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 } },
+  ],
+  leases: [LEASE],
+  profiles: [PROFILE],
+  labelledNamespaces: ['shop'],
+  execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
+  readErrors: [],
+};
+
+const failed = (lines: CheckLine[]) => lines.filter((l) => l.result === 'fail').map((l) => l.check);
+
+describe('checkLines', () => {
+  it('passes everything on a healthy install, one line per Deployment, Lease and profile', () => {
+    const lines = checkLines(healthy);
+    expect(lines.filter((l) => l.result !== 'pass')).toEqual([]);
+    expect(lines.map((l) => l.check)).toEqual([
+      'crd',
+      'webhook',
+      'injector-endpoints',
+      'deployment outrigger-injector',
+      'deployment outrigger-rbac-syncer',
+      'ca-bundle',
+      'served-certificate',
+      'certificate-expiry',
+      'lease outrigger-rbac-syncer',
+      'profile xxl-job',
+      'namespaces',
+      'exec-guard',
+    ]);
+  });
+
+  it.each<[string, Partial<InstallState>, string[]]>([
+    ['a caBundle of another CA', { webhook: { ...WEBHOOK, caBundle: otherCa.cert } }, ['ca-bundle']],
+    ['no ready injector', { webhook: { ...WEBHOOK, readyEndpoints: 0 }, deployments: [{ name: 'outrigger-injector', desired: 2, available: 0 }] }, ['injector-endpoints', 'deployment outrigger-injector']],
+    ['no webhook configuration', { webhook: undefined }, ['webhook', 'injector-endpoints', 'ca-bundle']],
+    [
+      'an expired certificate in the Secret that the injectors refuse',
+      { servingSecret: { name: 'outrigger-injector-tls', certificate: leafOf(-DAY) } },
+      ['served-certificate', 'certificate-expiry'],
+    ],
+    ['the exec guard deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, ['exec-guard']],
+    ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
+    ['the CRD missing', { crd: undefined }, ['crd']],
+    ['an unreadable kind', { readErrors: ['Leases in outrigger-system: 403 Forbidden'] }, ['read']],
+  ])('fails the right line for %s', (_what, broken, lines) => {
+    expect(failed(checkLines({ ...healthy, ...broken }))).toEqual(lines);
+  });
+
+  it('fails a profile whose generations differ between the services, naming both', () => {
+    const edited = { ...PROFILE, generation: 4 };
+    const lines = checkLines({ ...healthy, profiles: [{ ...edited, observedGeneration: 4 }] });
+    expect(lines.find((l) => l.check === 'profile xxl-job')).toMatchObject({ result: 'fail', message: expect.stringContaining('outrigger-injector-a has 3') });
+    const syncerBehind = checkLines({ ...healthy, profiles: [edited] });
+    expect(syncerBehind.find((l) => l.check === 'profile xxl-job')).toMatchObject({ result: 'fail', message: 'the rbac-syncer has seen generation 3, the object is at 4' });
+  });
+
+  it('fails a profile that is refused or not synced, with the reason the status gives', () => {
+    const refused = { ...PROFILE, accepted: { status: 'False', reason: 'Invalid', message: 'spec.container.image: is required (generation 2 stays in force)' } };
+    expect(checkLines({ ...healthy, profiles: [refused] }).find((l) => l.check === 'profile xxl-job')?.message).toBe('generation 3 not accepted: Invalid: spec.container.image: is required (generation 2 stays in force)');
+    const unsynced = { ...PROFILE, synced: { status: 'False', reason: 'ExecGuardMissing', message: 'kept empty' } };
+    expect(checkLines({ ...healthy, profiles: [unsynced] }).find((l) => l.check === 'profile xxl-job')?.message).toBe('not synced: ExecGuardMissing: kept empty');
+  });
+
+  it('warns, without failing, about a certificate expiring within 7 days and about no labelled namespace', () => {
+    const soon = leafOf(3 * DAY);
+    const lines = checkLines({
+      ...healthy,
+      labelledNamespaces: [],
+      servingSecret: { name: 'outrigger-injector-tls', certificate: soon },
+      injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter })),
+    });
+    expect(failed(lines)).toEqual([]);
+    expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);
+  });
+
+  it('needs no exec guard when no profile binds cluster-wide', () => {
+    const roleBinding = { ...PROFILE, bindingKind: 'RoleBinding' };
+    expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: { policies: [], bindings: [] } }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
+  });
+});

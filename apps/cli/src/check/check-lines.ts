@@ -1,0 +1,133 @@
+import { verifiesAgainst } from '@outrigger/pki';
+import type { InstallState } from './install-state.js';
+
+/** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
+export interface CheckLine {
+  readonly check: string;
+  readonly result: 'pass' | 'warn' | 'fail';
+  readonly message: string;
+  /** What to look at or do, for a failed or warned line. */
+  readonly hint?: string;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Every condition Outrigger needs, judged from what was read: one line each. */
+export function checkLines(state: InstallState): CheckLine[] {
+  const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
+  return [...unread, crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
+}
+
+const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
+const fail = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'fail', message, hint });
+const warn = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'warn', message, hint });
+
+function crd({ crd }: InstallState): CheckLine {
+  if (!crd) return fail('crd', 'CustomResourceDefinition agentprofiles.outrigger.dev is missing', 'kubectl apply --server-side -k deploy/base/crd');
+  if (!crd.established) return fail('crd', 'agentprofiles.outrigger.dev is not Established', 'kubectl describe crd agentprofiles.outrigger.dev');
+  return pass('crd', 'agentprofiles.outrigger.dev is Established');
+}
+
+function webhook({ webhook }: InstallState): CheckLine {
+  if (!webhook) return fail('webhook', 'MutatingWebhookConfiguration outrigger-injector is missing: pods are not injected', 'apply your overlay again (kubectl apply --server-side -k deploy/overlays/<name>)');
+  if (!webhook.service) return fail('webhook', `${webhook.name} does not point at a Service`, 'its clientConfig must name the injector Service');
+  const svc = `${webhook.service.namespace}/${webhook.service.name}`;
+  if (!webhook.serviceExists) return fail('webhook', `${webhook.name} points at Service ${svc}, which does not exist`, 'apply deploy/base/injector (Service outrigger-injector)');
+  return pass('webhook', `${webhook.name} points at Service ${svc}:${webhook.service.port}`);
+}
+
+function injectorEndpoints({ webhook }: InstallState): CheckLine {
+  if (!webhook?.service || !webhook.serviceExists) return fail('injector-endpoints', 'no injector Service to look at', 'see the webhook line');
+  if (webhook.readyEndpoints === 0) {
+    return fail('injector-endpoints', `Service ${webhook.service.name} has no ready endpoint: with failurePolicy Fail, pods in labelled namespaces cannot be created`, `kubectl -n ${webhook.service.namespace} get pods -l app.kubernetes.io/component=injector; kubectl -n ${webhook.service.namespace} logs deploy/outrigger-injector`);
+  }
+  return pass('injector-endpoints', `Service ${webhook.service.name} has ${webhook.readyEndpoints} ready endpoint(s)`);
+}
+
+function deployments({ deployments, namespace }: InstallState): CheckLine[] {
+  if (deployments.length === 0) return [fail('deployments', `no Outrigger Deployment in namespace ${namespace}`, 'apply your overlay, or pass --namespace')];
+  return deployments.map((d) =>
+    d.available >= d.desired && d.desired > 0
+      ? pass(`deployment ${d.name}`, `${d.available}/${d.desired} available`)
+      : fail(`deployment ${d.name}`, `${d.available}/${d.desired} available`, `kubectl -n ${namespace} describe deploy/${d.name}; kubectl -n ${namespace} logs deploy/${d.name}`),
+  );
+}
+
+function caBundle({ webhook, servingSecret }: InstallState): CheckLine {
+  const cert = servingSecret?.certificate;
+  if (!cert) return fail('ca-bundle', `cannot verify: ${servingSecret ? `Secret ${servingSecret.name}: ${servingSecret.problem ?? 'no certificate'}` : 'no serving Secret found'}`, 'is the cert-manager running? kubectl -n outrigger-system logs deploy/outrigger-cert-manager');
+  if (!webhook?.caBundle) return fail('ca-bundle', 'the webhook configuration has no caBundle: the API server cannot trust the injector', 'the cert-manager (or Jetstack cainjector) sets it; check its logs');
+  if (!verifiesAgainst(cert.pem, webhook.caBundle)) {
+    return fail('ca-bundle', `the webhook's caBundle does not verify the serving certificate of Secret ${servingSecret.name} (${cert.subject}, issued by ${cert.issuer}): the API server will refuse the injector's TLS`, 'the cert-manager repairs a drifted caBundle within seconds when it runs; check its logs and Events');
+  }
+  return pass('ca-bundle', `the webhook's caBundle verifies the serving certificate (${cert.subject})`);
+}
+
+function served({ injectorReplicas, servingSecret }: InstallState): CheckLine {
+  const expected = servingSecret?.certificate?.fingerprint256;
+  if (injectorReplicas.length === 0) return fail('served-certificate', 'no injector pod to ask', 'see the deployment lines');
+  const wrong = injectorReplicas.filter((r) => !r.fingerprint256 || (expected !== undefined && r.fingerprint256 !== expected));
+  if (wrong.length > 0) {
+    const why = wrong.map((r) => `${r.pod}: ${r.problem ?? (r.fingerprint256 ? `serves ${short(r.fingerprint256)}, Secret has ${short(expected ?? '')}` : 'serves no certificate')}`).join('; ');
+    return fail('served-certificate', `not every injector replica serves the Secret's certificate (${why})`, 'an injector refuses a Secret whose pair does not parse, does not match or has expired, and keeps its last good pair: see its logs');
+  }
+  return pass('served-certificate', `${injectorReplicas.length} injector replica(s) serve the Secret's certificate${expected ? ` (${short(expected)})` : ''}`);
+}
+
+function expiry({ servingSecret, injectorReplicas, now }: InstallState): CheckLine {
+  const dates = [servingSecret?.certificate?.notAfter, ...injectorReplicas.map((r) => r.notAfter)].filter((d): d is Date => d !== undefined);
+  if (dates.length === 0) return fail('certificate-expiry', 'no certificate to look at', 'see the ca-bundle and served-certificate lines');
+  const first = new Date(Math.min(...dates.map((d) => d.getTime())));
+  const left = first.getTime() - now.getTime();
+  const text = `the serving certificate expires ${first.toISOString()} (${(left / DAY_MS).toFixed(1)} days)`;
+  if (left <= 0) return fail('certificate-expiry', text.replace('expires', 'expired'), 'the cert-manager renews before expiry: is it running and leading? see its logs');
+  if (left < DAY_MS) return fail('certificate-expiry', text, 'renewal is overdue: check the cert-manager');
+  if (left < 7 * DAY_MS) return warn('certificate-expiry', text, 'renewal should have happened at 2/3 of the lifetime: check the cert-manager');
+  return pass('certificate-expiry', text);
+}
+
+function leases({ leases, now }: InstallState): CheckLine[] {
+  return leases.map((lease) => {
+    const check = `lease ${lease.name}`;
+    if (!lease.holder || !lease.renewTime) return fail(check, 'held by nobody: no replica is leading', `kubectl -n <namespace> get lease ${lease.name} -o yaml; the Deployment's logs`);
+    const staleMs = now.getTime() - lease.renewTime.getTime() - (lease.durationSeconds ?? 15) * 1_000;
+    if (staleMs > 0) return fail(check, `held by ${lease.holder}, not renewed since ${lease.renewTime.toISOString()}`, 'the leader stopped renewing: is its pod running?');
+    return pass(check, `held by ${lease.holder}`);
+  });
+}
+
+function profiles({ profiles, injectorReplicas }: InstallState): CheckLine[] {
+  if (profiles.length === 0) return [warn('profiles', 'no AgentProfile: nothing is injected', 'kubectl apply -k deploy/base/profiles')];
+  return profiles.map((p) => {
+    const check = `profile ${p.name}`;
+    if (p.accepted?.status !== 'True') return fail(check, `generation ${p.generation} not accepted: ${p.accepted ? `${p.accepted.reason}: ${p.accepted.message}` : 'no status yet (is the rbac-syncer running?)'}`, `kubectl get agentprofile ${p.name} -o yaml`);
+    if (p.observedGeneration !== p.generation) return fail(check, `the rbac-syncer has seen generation ${p.observedGeneration ?? 'none'}, the object is at ${p.generation}`, 'is the rbac-syncer running and leading?');
+    const behind = injectorReplicas.filter((r) => r.generations !== undefined && r.generations[p.name] !== p.generation);
+    if (behind.length > 0) {
+      const which = behind.map((r) => `${r.pod} has ${r.generations?.[p.name] ?? 'none'}`).join(', ');
+      return fail(check, `the injector and the rbac-syncer differ: generation ${p.generation} is in force in the rbac-syncer, ${which}`, 'an injector that cannot watch AgentProfiles keeps the last ones it saw: see its logs');
+    }
+    if (p.synced?.status !== 'True') return fail(check, `not synced: ${p.synced ? `${p.synced.reason}: ${p.synced.message}` : 'no Synced condition'}`, `kubectl get agentprofile ${p.name} -o yaml`);
+    return pass(check, `generation ${p.generation} in force in both services; ${p.synced.message}`);
+  });
+}
+
+function namespaces({ labelledNamespaces }: InstallState): CheckLine {
+  if (labelledNamespaces.length === 0) return warn('namespaces', 'no namespace is labelled outrigger.dev/injection=enabled: nothing is injected', 'kubectl label namespace <ns> outrigger.dev/injection=enabled');
+  return pass('namespaces', `${labelledNamespaces.length} labelled: ${labelledNamespaces.slice(0, 5).join(', ')}${labelledNamespaces.length > 5 ? ', …' : ''}`);
+}
+
+function execGuard({ profiles, execGuard }: InstallState): CheckLine {
+  const clusterWide = profiles.filter((p) => p.bindingKind === 'ClusterRoleBinding').map((p) => p.name);
+  if (clusterWide.length === 0) return pass('exec-guard', 'no profile binds cluster-wide: not needed');
+  const binding = execGuard.bindings.find((b) => execGuard.policies.length > 0 && b.actions.includes('Deny'));
+  if (execGuard.policies.length === 0 || !binding) {
+    const missing = execGuard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'no binding of it denies';
+    return fail('exec-guard', `${missing}: the rbac-syncer keeps the ClusterRoleBindings of ${clusterWide.join(', ')} empty`, 'kubectl apply --server-side -k deploy/base/rbac-syncer (exec-guard.yaml)');
+  }
+  return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
+}
+
+function short(fingerprint: string): string {
+  return fingerprint.slice(0, 11);
+}

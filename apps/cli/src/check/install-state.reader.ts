@@ -1,0 +1,152 @@
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { isNotFound, type KubeClient, kubeJson, resourcePath } from '@outrigger/kube';
+import { parseCertificate } from '@outrigger/pki';
+import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, WebhookView } from './install-state.js';
+
+export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
+const READ_TIMEOUT_MS = 15_000;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API objects read field by field below
+
+/** Reads everything `outrigger check` judges; what cannot be read is named in readErrors, never thrown. */
+export async function readInstallState(kc: KubeClient, options: { readonly namespace: string; readonly webhookName: string }): Promise<InstallState> {
+  const { namespace } = options;
+  const readErrors: string[] = [];
+  const read = async <T>(what: string, path: string, query?: Record<string, string>): Promise<T | undefined> => {
+    try {
+      return await kubeJson<T>(kc, { path, query, timeoutMs: READ_TIMEOUT_MS });
+    } catch (error) {
+      if (!isNotFound(error)) readErrors.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  };
+  const list = async (what: string, path: string, labelSelector?: string): Promise<Json[]> => (await read<{ items: Json[] }>(what, path, labelSelector ? { labelSelector } : undefined))?.items ?? [];
+
+  const [crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs, policies, bindings] = await Promise.all([
+    read<Json>('the AgentProfile CRD', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}`),
+    read<Json>(`MutatingWebhookConfiguration ${options.webhookName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'mutatingwebhookconfigurations', name: options.webhookName })),
+    list(`Deployments in ${namespace}`, resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace }), PART_OF_OUTRIGGER),
+    list(`injector pods in ${namespace}`, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=injector`),
+    list(`Leases in ${namespace}`, resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace })),
+    list('AgentProfiles', resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL })),
+    list('labelled Namespaces', resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`),
+    list('ValidatingAdmissionPolicies', resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'validatingadmissionpolicies' }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
+    list('ValidatingAdmissionPolicyBindings', resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'validatingadmissionpolicybindings' }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
+  ]);
+
+  const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
+  const injectorDeployment = deploymentObjs.find((d) => d.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] === 'injector');
+  const secretName = injectorDeployment ? servingSecretName(injectorDeployment) : undefined;
+  const secretObj = secretName ? await read<Json>(`Secret ${namespace}/${secretName}`, resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace, name: secretName })) : undefined;
+  const injectorReplicas = await Promise.all(injectorPods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => replicaView(kc, namespace, p)));
+
+  return {
+    namespace,
+    now: new Date(),
+    crd: crdObj ? { established: conditionsOf(crdObj).some((c) => c.type === 'Established' && c.status === 'True') } : undefined,
+    webhook,
+    deployments: deploymentObjs.map(deploymentView),
+    servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
+    injectorReplicas,
+    leases: leaseObjs.map(leaseView),
+    profiles: profileObjs.map(profileView),
+    labelledNamespaces: namespaceObjs.map((n) => String(n.metadata?.name)),
+    execGuard: {
+      policies: policies.map((p) => String(p.metadata?.name)),
+      bindings: bindings.map((b) => ({ name: String(b.metadata?.name), actions: Array.isArray(b.spec?.validationActions) ? b.spec.validationActions.map(String) : [] })),
+    },
+    readErrors,
+  };
+}
+
+async function webhookView(
+  obj: Json,
+  read: <T>(what: string, path: string, query?: Record<string, string>) => Promise<T | undefined>,
+  list: (what: string, path: string, labelSelector?: string) => Promise<Json[]>,
+): Promise<WebhookView> {
+  const first = Array.isArray(obj.webhooks) ? obj.webhooks[0] : undefined;
+  const svc = first?.clientConfig?.service;
+  const service = svc ? { namespace: String(svc.namespace), name: String(svc.name), port: Number(svc.port ?? 443) } : undefined;
+  const caBundle = typeof first?.clientConfig?.caBundle === 'string' ? Buffer.from(first.clientConfig.caBundle, 'base64').toString('utf8') : '';
+  if (!service) return { name: String(obj.metadata?.name), caBundle, service, serviceExists: false, readyEndpoints: 0 };
+  const [serviceObj, slices] = await Promise.all([
+    read<Json>(`Service ${service.namespace}/${service.name}`, resourcePath({ apiVersion: 'v1', resource: 'services', namespace: service.namespace, name: service.name })),
+    list(`EndpointSlices of ${service.name}`, resourcePath({ apiVersion: 'discovery.k8s.io/v1', resource: 'endpointslices', namespace: service.namespace }), `kubernetes.io/service-name=${service.name}`),
+  ]);
+  const readyEndpoints = slices.flatMap((s) => (Array.isArray(s.endpoints) ? s.endpoints : [])).filter((e: Json) => e.conditions?.ready !== false).length;
+  return { name: String(obj.metadata?.name), caBundle, service, serviceExists: serviceObj !== undefined, readyEndpoints };
+}
+
+function servingSecretName(deployment: Json): string | undefined {
+  const container = deployment.spec?.template?.spec?.containers?.[0];
+  const fromEnv = (container?.env as Json[] | undefined)?.find((e) => e.name === 'TLS_SECRET')?.value;
+  if (typeof fromEnv === 'string') return fromEnv.split('/').pop();
+  const volume = (deployment.spec?.template?.spec?.volumes as Json[] | undefined)?.find((v) => v.secret?.secretName);
+  return volume?.secret?.secretName;
+}
+
+function secretView(name: string, obj: Json | undefined): InstallState['servingSecret'] {
+  if (!obj) return { name, problem: 'missing' };
+  const pem = typeof obj.data?.['tls.crt'] === 'string' ? Buffer.from(obj.data['tls.crt'], 'base64').toString('utf8') : '';
+  const certificate = pem ? parseCertificate(pem) : undefined;
+  return certificate ? { name, certificate } : { name, problem: pem ? 'tls.crt does not parse' : 'no tls.crt' };
+}
+
+/** One injector pod's /readyz through the API server's pod proxy (the webhook's own port, HTTPS). */
+async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promise<InjectorReplicaView> {
+  const name = String(pod.metadata?.name);
+  const port = (pod.spec?.containers?.[0]?.ports as Json[] | undefined)?.find((p) => p.name === 'https')?.containerPort ?? 8443;
+  try {
+    const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/https:${name}:${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
+    const text = await response.body.text();
+    const body = JSON.parse(text) as { details?: Json };
+    const certificate = body.details?.certificate;
+    const profiles = body.details?.profiles;
+    return {
+      pod: name,
+      ready: response.status === 200,
+      ...(typeof certificate?.fingerprint256 === 'string' ? { fingerprint256: certificate.fingerprint256 } : {}),
+      ...(typeof certificate?.notAfter === 'string' ? { notAfter: new Date(certificate.notAfter) } : {}),
+      ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
+      ...(response.status === 200 ? {} : { problem: `not ready: ${JSON.stringify(body.details ?? body)}` }),
+    };
+  } catch (error) {
+    return { pod: name, ready: false, problem: `its /readyz cannot be read through the API server (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+function deploymentView(obj: Json): DeploymentView {
+  return { name: String(obj.metadata?.name), desired: Number(obj.spec?.replicas ?? 1), available: Number(obj.status?.availableReplicas ?? 0) };
+}
+
+function leaseView(obj: Json): LeaseView {
+  const spec = obj.spec ?? {};
+  return {
+    name: String(obj.metadata?.name),
+    ...(spec.holderIdentity ? { holder: String(spec.holderIdentity) } : {}),
+    ...(spec.renewTime ? { renewTime: new Date(spec.renewTime) } : {}),
+    ...(typeof spec.leaseDurationSeconds === 'number' ? { durationSeconds: spec.leaseDurationSeconds } : {}),
+  };
+}
+
+function profileView(obj: Json): ProfileView {
+  const condition = (type: string): ConditionView | undefined => {
+    const c = conditionsOf(obj).find((x) => x.type === type);
+    return c ? { status: String(c.status), reason: String(c.reason ?? ''), message: String(c.message ?? '') } : undefined;
+  };
+  const accepted = condition('Accepted');
+  const synced = condition('Synced');
+  return {
+    name: String(obj.metadata?.name),
+    generation: Number(obj.metadata?.generation ?? 0),
+    ...(typeof obj.status?.observedGeneration === 'number' ? { observedGeneration: obj.status.observedGeneration } : {}),
+    ...(obj.spec?.rbac?.binding?.kind ? { bindingKind: String(obj.spec.rbac.binding.kind) } : {}),
+    ...(accepted ? { accepted } : {}),
+    ...(synced ? { synced } : {}),
+  };
+}
+
+function conditionsOf(obj: Json): Json[] {
+  return Array.isArray(obj.status?.conditions) ? obj.status.conditions : [];
+}

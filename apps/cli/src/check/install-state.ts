@@ -1,0 +1,72 @@
+import type { ParsedCertificate } from '@outrigger/pki';
+
+/** What `outrigger check` reads from the cluster, parsed once (install-state.reader.ts). */
+export interface InstallState {
+  readonly namespace: string;
+  readonly now: Date;
+  /** The AgentProfile CRD: undefined when absent. */
+  readonly crd: { readonly established: boolean } | undefined;
+  readonly webhook: WebhookView | undefined;
+  readonly deployments: readonly DeploymentView[];
+  /** The injector's serving Secret (from its TLS_SECRET), with its leaf certificate. */
+  readonly servingSecret: { readonly name: string; readonly certificate?: ParsedCertificate; readonly problem?: string } | undefined;
+  /** Each injector pod's /readyz, read through the API server's pod proxy. */
+  readonly injectorReplicas: readonly InjectorReplicaView[];
+  readonly leases: readonly LeaseView[];
+  readonly profiles: readonly ProfileView[];
+  readonly labelledNamespaces: readonly string[];
+  /** The rbac-syncer's exec guard (ValidatingAdmissionPolicy and binding from deploy/). */
+  readonly execGuard: { readonly policies: readonly string[]; readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[] };
+  /** What could not be read, e.g. `Leases in outrigger-system: 403 Forbidden`: each is a failed line. */
+  readonly readErrors: readonly string[];
+}
+
+export interface WebhookView {
+  readonly name: string;
+  /** The PEM bundle, decoded; '' when unset. */
+  readonly caBundle: string;
+  readonly service: { readonly namespace: string; readonly name: string; readonly port: number } | undefined;
+  readonly serviceExists: boolean;
+  /** Ready endpoints of that Service (EndpointSlices). */
+  readonly readyEndpoints: number;
+}
+
+export interface DeploymentView {
+  readonly name: string;
+  readonly desired: number;
+  readonly available: number;
+}
+
+export interface InjectorReplicaView {
+  readonly pod: string;
+  readonly ready: boolean;
+  /** sha256 fingerprint of the certificate it serves. */
+  readonly fingerprint256?: string;
+  readonly notAfter?: Date;
+  /** AgentProfile generation in force, by name. */
+  readonly generations?: Readonly<Record<string, number>>;
+  /** Why its /readyz could not be read, or why it is not ready. */
+  readonly problem?: string;
+}
+
+export interface LeaseView {
+  readonly name: string;
+  readonly holder?: string;
+  readonly renewTime?: Date;
+  readonly durationSeconds?: number;
+}
+
+export interface ConditionView {
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface ProfileView {
+  readonly name: string;
+  readonly generation: number;
+  readonly observedGeneration?: number;
+  readonly bindingKind?: string;
+  readonly accepted?: ConditionView;
+  readonly synced?: ConditionView;
+}

@@ -1,0 +1,45 @@
+import type { ObjectRef } from '@outrigger/kube';
+
+/** One step of `outrigger uninstall`, in order: deletes, or a wait for the services' pods to be gone. */
+export type UninstallStep =
+  | { readonly kind: 'delete'; readonly why: string; readonly objects: readonly ObjectRef[] }
+  | { readonly kind: 'wait-for-pods-gone'; readonly why: string; readonly namespace: string; readonly labelSelector: string };
+
+/** What Outrigger put in the cluster, as found by label (and the CRD by name). */
+export interface InstalledObjects {
+  readonly namespace: string;
+  readonly podSelector: string;
+  readonly webhookConfigurations: readonly ObjectRef[];
+  readonly deployments: readonly ObjectRef[];
+  /** ClusterRoles and bindings the rbac-syncer wrote (its managed-by label). */
+  readonly syncedRbac: readonly ObjectRef[];
+  readonly admissionPolicies: readonly ObjectRef[];
+  readonly crd: ObjectRef | undefined;
+  /** The services' own cluster-scoped RBAC, from deploy/. */
+  readonly serviceRbac: readonly ObjectRef[];
+  readonly installNamespace: ObjectRef | undefined;
+}
+
+/**
+ * The order that keeps the cluster working at every step: the webhook configuration first (pod
+ * creation never waits on a webhook that is going away), then the services (so the rbac-syncer
+ * cannot write back what follows), then the agents' bindings and roles, then the exec guard that
+ * confined them, then the CRD (its AgentProfiles with it), the services' RBAC and the namespace.
+ */
+export function uninstallPlan(found: InstalledObjects): UninstallStep[] {
+  const steps: UninstallStep[] = [
+    { kind: 'delete', why: 'the webhook configuration, so pod creation never depends on a webhook being removed', objects: found.webhookConfigurations },
+    { kind: 'delete', why: 'the services', objects: found.deployments },
+    { kind: 'wait-for-pods-gone', why: 'the rbac-syncer must be stopped before its bindings go', namespace: found.namespace, labelSelector: found.podSelector },
+    { kind: 'delete', why: "the agents' ClusterRoleBindings, RoleBindings and ClusterRoles the rbac-syncer wrote", objects: found.syncedRbac },
+    { kind: 'delete', why: 'the exec guard and the other admission policies', objects: found.admissionPolicies },
+    { kind: 'delete', why: 'the AgentProfile CRD and every AgentProfile', objects: found.crd ? [found.crd] : [] },
+    { kind: 'delete', why: "the services' own ClusterRoles and bindings", objects: found.serviceRbac },
+    { kind: 'delete', why: 'the install namespace (Secrets, Leases, Services, ServiceAccounts)', objects: found.installNamespace ? [found.installNamespace] : [] },
+  ];
+  return steps.filter((s) => (s.kind === 'delete' ? s.objects.length > 0 : found.deployments.length > 0));
+}
+
+export function describeRef(ref: ObjectRef): string {
+  return `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+}
