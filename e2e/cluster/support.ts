@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -98,4 +98,24 @@ export interface AgentResult {
 /** What the stand-in agent reports of its exec into the target container, read through the API server's pod proxy. */
 export function agentResult(namespace: string, pod: string, path: '/last' | '/exec' = '/last'): AgentResult {
   return JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}:9999/proxy${path}`])) as AgentResult;
+}
+
+/** `outrigger <args>` from the sources, against the suite's cluster: its exit code and output. */
+export function outrigger(args: readonly string[]): { code: number; stdout: string; stderr: string } {
+  const main = join(import.meta.dirname, '..', '..', 'apps', 'cli', 'src', 'main.ts');
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--conditions', 'development', main, ...args, '--kubeconfig', kubeconfigPath], { encoding: 'utf8', cwd: join(import.meta.dirname, '..', '..') });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Scales an Outrigger Deployment and waits until it is there (rolled out) or gone (no pod left). */
+export async function scaleOutrigger(deployment: string, replicas: number): Promise<void> {
+  kubectl(['scale', '-n', OUTRIGGER_NAMESPACE, `deployment/${deployment}`, `--replicas=${replicas}`]);
+  if (replicas > 0) {
+    kubectl(['rollout', 'status', '-n', OUTRIGGER_NAMESPACE, `deployment/${deployment}`, '--timeout=180s']);
+    return;
+  }
+  await eventually(() => {
+    const left = pods(OUTRIGGER_NAMESPACE, `app.kubernetes.io/name=${deployment}`).length;
+    if (left > 0) throw new Error(`${left} pod(s) left`);
+  }, `the pods of ${deployment} to be gone`);
 }
