@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
-import { loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { loadProfilesFile, parseProfiles, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { describeDocument, type DocumentOutcome, injectManifests, type ManifestInjection, uninjectManifests } from '@outrigger/sidecar';
 import { CLI_VERSION } from './cli-version.js';
 import { type CommandIo, UsageError } from './command-io.js';
+import { embedded } from './embedded.js';
 import { joinManifestOutputs, readManifestSources } from './manifest-input.js';
 
 export const injectUsage = `usage: outrigger inject|uninject [-f FILE|DIR|-]... [--profiles FILE] [-n NAMESPACE]
@@ -26,7 +27,8 @@ export async function injectCommand(direction: 'inject' | 'uninject', args: read
     },
   });
   if (values.help) return io.out(`${injectUsage}\n`), 0;
-  const profiles = await loadProfilesFile(values.profiles || REFERENCE_PROFILE_FILE);
+  // The standalone file carries the reference profile; in the repository it is read from deploy/.
+  const profiles = values.profiles || !embedded ? await loadProfilesFile(values.profiles || REFERENCE_PROFILE_FILE) : parseProfiles(embedded.referenceProfile);
   if (!profiles.ok) throw new UsageError(`--profiles ${values.profiles ?? REFERENCE_PROFILE_FILE}: ${profiles.error}`);
   const outputs: string[] = [];
   for (const source of readManifestSources(values.filename ?? [], io.readStdin)) {
