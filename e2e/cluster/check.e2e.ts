@@ -41,6 +41,8 @@ describe('outrigger check', () => {
     await healthy();
     const text = outrigger(['check']);
     expect(text.code).toBe(0);
+    // The suite's Kubernetes is the documented minimum or newer (MINIMUM_KUBERNETES in the CLI).
+    expect(text.stdout).toMatch(/^ok {3}kubernetes-version: v1\.\d+\.\d+/m);
     expect(text.stdout).toMatch(/^ok {3}ca-bundle: the webhook's caBundle verifies the serving certificate/m);
     expect(text.stdout).toMatch(/^ok {3}profile xxl-job: generation \d+ in force in both services/m);
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);

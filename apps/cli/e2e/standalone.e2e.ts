@@ -35,5 +35,6 @@ describe('outrigger as one file', () => {
     expect(output.ok).toBe(false);
     expect(output.checks.find((c) => c.check === 'crd')).toMatchObject({ result: 'fail', message: 'CustomResourceDefinition agentprofiles.outrigger.dev is missing' });
     expect(output.checks.find((c) => c.check === 'read')).toBeUndefined();
+    expect(output.checks.find((c) => c.check === 'kubernetes-version')).toMatchObject({ result: 'pass' });
   });
 });

@@ -28,6 +28,7 @@ const PROFILE = {
 const healthy: InstallState = {
   namespace: 'outrigger-system',
   now: NOW,
+  serverVersion: 'v1.36.0',
   crd: { established: true },
   webhook: WEBHOOK,
   deployments: [
@@ -53,6 +54,7 @@ describe('checkLines', () => {
     const lines = checkLines(healthy);
     expect(lines.filter((l) => l.result !== 'pass')).toEqual([]);
     expect(lines.map((l) => l.check)).toEqual([
+      'kubernetes-version',
       'crd',
       'webhook',
       'injector-endpoints',
@@ -80,6 +82,7 @@ describe('checkLines', () => {
     ['the exec guard deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, ['exec-guard']],
     ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
     ['the CRD missing', { crd: undefined }, ['crd']],
+    ['an API server older than the minimum', { serverVersion: 'v1.29.4' }, ['kubernetes-version']],
     ['an unreadable kind', { readErrors: ['Leases in outrigger-system: 403 Forbidden'] }, ['read']],
   ])('fails the right line for %s', (_what, broken, lines) => {
     expect(failed(checkLines({ ...healthy, ...broken }))).toEqual(lines);

@@ -12,15 +12,29 @@ export interface CheckLine {
 
 const DAY_MS = 24 * 3_600_000;
 
+/** The oldest Kubernetes the manifests work on: ValidatingAdmissionPolicy v1, webhook matchConditions, preStop.sleep. */
+export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
+
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
 const fail = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'fail', message, hint });
 const warn = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'warn', message, hint });
+
+function kubernetesVersion({ serverVersion }: InstallState): CheckLine {
+  const minimum = `${MINIMUM_KUBERNETES.major}.${MINIMUM_KUBERNETES.minor}`;
+  const match = /^v?(\d+)\.(\d+)/.exec(serverVersion ?? '');
+  if (!match) return fail('kubernetes-version', `cannot tell the API server's version (${serverVersion ?? 'unreadable'})`, 'kubectl version');
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  if (major < MINIMUM_KUBERNETES.major || (major === MINIMUM_KUBERNETES.major && minor < MINIMUM_KUBERNETES.minor)) {
+    return fail('kubernetes-version', `the API server is ${serverVersion}; Outrigger needs ${minimum} or newer`, 'upgrade the cluster; older ones lack ValidatingAdmissionPolicy v1 and webhook matchConditions');
+  }
+  return pass('kubernetes-version', `${serverVersion} (${minimum} or newer needed)`);
+}
 
 function crd({ crd }: InstallState): CheckLine {
   if (!crd) return fail('crd', 'CustomResourceDefinition agentprofiles.outrigger.dev is missing', 'kubectl apply --server-side -k deploy/base/crd');

@@ -23,7 +23,8 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   };
   const list = async (what: string, path: string, labelSelector?: string): Promise<Json[]> => (await read<{ items: Json[] }>(what, path, labelSelector ? { labelSelector } : undefined))?.items ?? [];
 
-  const [crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs, policies, bindings] = await Promise.all([
+  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs, policies, bindings] = await Promise.all([
+    read<{ gitVersion?: string }>("the API server's version", '/version'),
     read<Json>('the AgentProfile CRD', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}`),
     read<Json>(`MutatingWebhookConfiguration ${options.webhookName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'mutatingwebhookconfigurations', name: options.webhookName })),
     list(`Deployments in ${namespace}`, resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace }), PART_OF_OUTRIGGER),
@@ -44,6 +45,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   return {
     namespace,
     now: new Date(),
+    serverVersion: version?.gitVersion,
     crd: crdObj ? { established: conditionsOf(crdObj).some((c) => c.type === 'Established' && c.status === 'True') } : undefined,
     webhook,
     deployments: deploymentObjs.map(deploymentView),

@@ -4,6 +4,8 @@ import type { ParsedCertificate } from '@outrigger/pki';
 export interface InstallState {
   readonly namespace: string;
   readonly now: Date;
+  /** The API server's version, e.g. `v1.36.0`; undefined when /version cannot be read. */
+  readonly serverVersion: string | undefined;
   /** The AgentProfile CRD: undefined when absent. */
   readonly crd: { readonly established: boolean } | undefined;
   readonly webhook: WebhookView | undefined;
