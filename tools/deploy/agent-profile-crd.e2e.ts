@@ -1,14 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAgentProfile } from '@outrigger/agent-profiles';
+import { parseAgentProfile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import jsonpatch, { type Operation } from 'fast-json-patch';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEPLOY_DIR } from './render.ts';
 
 // The AgentProfile CRD on a real kube-apiserver, and the services' own validation, on the same
 // fixtures: they agree, and what the API server refuses names the field. A fixture says its
-// expected verdict and field in its first lines (`# verdict: accepted|refused|zod-only`).
+// expected verdict and field in its first lines (`# verdict: accepted|refused|zod-only`), then
+// holds either a JSON patch (a YAML list, RFC 6902) of the reference profile, which has its one
+// copy in deploy/base/profiles, or (a mapping) a whole AgentProfile not derived from it.
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'agent-profiles');
 const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith('.yaml')).sort();
@@ -20,6 +23,19 @@ function kubectl(args: readonly string[], input?: string): { ok: boolean; output
     const e = error as { stderr?: string; message: string };
     return { ok: false, output: e.stderr ?? e.message };
   }
+}
+
+const REFERENCE: unknown = parse(readFileSync(REFERENCE_PROFILE_FILE, 'utf8'));
+
+/** The reference profile with `operations` applied; throws on an operation that does not apply (a failed `test`, a missing path). */
+function patchedReference(operations: Operation[]): unknown {
+  return jsonpatch.applyPatch(structuredClone(REFERENCE), operations, true, false).newDocument;
+}
+
+/** The object a fixture stands for: the reference profile patched, or the fixture's own object. */
+function fixtureObject(text: string): unknown {
+  const content: unknown = parse(text);
+  return Array.isArray(content) ? patchedReference(content as Operation[]) : content;
 }
 
 function expectation(text: string): { verdict: string; field?: string } {
@@ -42,8 +58,9 @@ describe('AgentProfile validation: the API server (generated CRD) and the servic
   it.each(fixtures)('%s', (fixture) => {
     const text = readFileSync(join(FIXTURES, fixture), 'utf8');
     const { verdict, field } = expectation(text);
-    const server = kubectl(['apply', '--dry-run=server', '-f', '-'], text);
-    const services = parseAgentProfile(parse(text));
+    const object = fixtureObject(text);
+    const server = kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(object));
+    const services = parseAgentProfile(object);
     if (verdict === 'accepted') {
       expect(server, 'the API server accepts it').toMatchObject({ ok: true });
       expect(services, 'the services accept it').toMatchObject({ ok: true });
@@ -58,5 +75,34 @@ describe('AgentProfile validation: the API server (generated CRD) and the servic
       expect(services.ok).toBe(false);
       if (!services.ok) expect(services.error).toContain(field);
     }
+  });
+});
+
+describe('the fixtures: JSON patches of the reference profile apply as written', () => {
+  const patches = fixtures.map((f) => [f, parse(readFileSync(join(FIXTURES, f), 'utf8')) as unknown] as const).filter(([, content]) => Array.isArray(content));
+
+  it('most fixtures are patches', () => {
+    expect(patches.length).toBeGreaterThan(fixtures.length / 2);
+  });
+
+  it.each(patches)('%s applies cleanly and changes what it names', (fixture, operations) => {
+    const object = patchedReference(operations as Operation[]);
+    const changed = jsonpatch.compare(REFERENCE as object, object as object).map((op) => op.path);
+    const { verdict, field } = expectation(readFileSync(join(FIXTURES, fixture), 'utf8'));
+    if (verdict === 'accepted') {
+      expect(changed).toEqual(['/metadata/name']);
+    } else {
+      // The field the fixture names, as a JSON pointer, is among what its patch changes.
+      const pointer = `/${(field ?? '').replace(/\[(\d+)\]/g, '.$1').split('.').join('/')}`;
+      expect(changed.some((path) => path.startsWith(pointer)), `${changed.join(', ')} touch ${pointer}`).toBe(true);
+    }
+  });
+
+  it('refuses an operation that does not apply instead of returning the reference unchanged', () => {
+    expect(() => patchedReference([{ op: 'test', path: '/spec/container/name', value: 'not-the-reference' }])).toThrow(/Test operation failed/);
+    expect(() => patchedReference([{ op: 'test', path: '/spec/no/such/path', value: 'x' }])).toThrow();
+    expect(() => patchedReference([{ op: 'replace', path: '/spec/no-such-field', value: 'x' }])).toThrow();
+    expect(() => patchedReference([{ op: 'remove', path: '/spec/parameters/9' }])).toThrow();
+    expect(() => patchedReference([{ op: 'copy', from: '/spec/no-such-field', path: '/spec/annotationPrefix' }])).toThrow();
   });
 });

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const dir = mkdtempSync(join(tmpdir(), 'injector-reload-'));
 const ca = issueCertificate({ commonName: 'reload-ca', usage: 'ca', lifetimeMs: 86_400_000 });
 const leaf = () => issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 86_400_000, ipAddresses: ['127.0.0.1'] });
-const twoProfiles = fileURLToPath(new URL('../../../libs/admission/fixtures/profiles/two-profiles.yaml', import.meta.url));
+const tracingProfile = fileURLToPath(new URL('../../../libs/admission/fixtures/profiles/tracing.yaml', import.meta.url));
 let port: number;
 let injector: ManagedProcess;
 
@@ -95,8 +95,8 @@ describe('hot reload', () => {
   });
 
   it('reloads agent profiles, and keeps the last good ones when the file turns bad', async () => {
-    copyFileSync(twoProfiles, join(dir, '.p.tmp'));
-    renameSync(join(dir, '.p.tmp'), join(dir, 'profiles.yaml'));
+    // Two profiles: the reference one (its one copy) and the tracing fixture, in one file.
+    replace('profiles.yaml', [readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), readFileSync(tracingProfile, 'utf8')].join('\n---\n'));
     const names = (body: string) => JSON.stringify(JSON.parse(body).details.profiles.names);
     await eventually(() => fetchText('/readyz'), (b) => names(b).includes('","'), 'two profiles to be loaded');
     const loaded = names(await fetchText('/readyz'));

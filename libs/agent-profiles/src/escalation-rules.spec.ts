@@ -1,10 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadTextFixture } from './testing/fixtures.js';
 import { ESCALATION_RULES, escalationOptOuts, type EscalationName } from './escalation-rules.js';
 import { parseProfiles } from './parse-profiles.js';
 import type { AgentProfile } from './profile-schema.js';
-import { referenceProfile } from './reference-profile.js';
+import { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
 
@@ -260,7 +261,7 @@ describe('rbac.dangerouslyAllowEscalation', () => {
 
   it('is not needed by the reference profile, which loads as before', () => {
     expect(escalationOptOuts(XXL_JOB_PROFILE)).toEqual([]);
-    const both = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
+    const both = parseProfiles([readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), loadTextFixture('profiles/tracing.yaml')].join('\n---\n'));
     expect(both.ok && both.value.flatMap(escalationOptOuts)).toEqual([]);
   });
 });

@@ -1,14 +1,16 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadProfilesFile } from './load-profiles-file.js';
-
-const twoProfiles = fileURLToPath(new URL('../../admission/fixtures/profiles/two-profiles.yaml', import.meta.url));
+import { REFERENCE_PROFILE_FILE } from './reference-profile.js';
+import { loadTextFixture } from './testing/fixtures.js';
 
 describe('loadProfilesFile', () => {
   it('reads and parses a profiles file', async () => {
+    // Two profiles in one file: the reference profile (its one copy) and the tracing fixture.
+    const twoProfiles = join(mkdtempSync(join(tmpdir(), 'outrigger-profiles-')), 'profiles.yaml');
+    writeFileSync(twoProfiles, [readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), loadTextFixture('profiles/tracing.yaml')].join('\n---\n'));
     const result = await loadProfilesFile(twoProfiles);
     expect(result.ok && result.value.map((profile) => profile.name)).toEqual(['xxl-job', 'tracing']);
   });

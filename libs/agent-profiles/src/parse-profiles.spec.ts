@@ -8,6 +8,8 @@ import { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js
 
 const XXL_JOB_PROFILE = referenceProfile();
 const REFERENCE_YAML = readFileSync(REFERENCE_PROFILE_FILE, 'utf8');
+/** Two profiles in one file: the reference profile (its one copy) and the tracing fixture. */
+const REFERENCE_AND_TRACING = [REFERENCE_YAML, loadTextFixture('profiles/tracing.yaml')].join('\n---\n');
 
 type Edit = (file: YAML.Document) => void;
 
@@ -49,7 +51,7 @@ describe('parseProfiles', () => {
   });
 
   it('fills defaults and parses a file with two profiles', () => {
-    const result = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
+    const result = parseProfiles(REFERENCE_AND_TRACING);
     if (!result.ok) throw new Error(result.error);
     const [xxl, tracing] = result.value;
     expect(xxl).toStrictEqual(XXL_JOB_PROFILE);
@@ -182,17 +184,26 @@ describe('parseProfiles', () => {
     ['another kind', 'apiVersion: v1\nkind: ConfigMap\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['a list at the top', '- name: x\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['no spec', 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: x }\n', /^AgentProfile x: spec: is required$/],
-    ['the former format', loadTextFixture('profiles/legacy/two-profiles.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run convert-profiles -- <file>$/],
+    ['the former format', loadTextFixture('profiles/legacy/tracing.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run convert-profiles -- <file>$/],
   ])('reports a file that is unusable: %s', (_name, text, message) => {
     expect(errorFor(text)).toMatch(message);
   });
 });
 
 describe('convertProfilesFile', () => {
-  it('turns the former profiles: list into AgentProfile documents that parse to the same profiles', () => {
-    const converted = convertProfilesFile(loadTextFixture('profiles/legacy/two-profiles.yaml'));
+  it('turns the former profiles: list into an AgentProfile document that parses to the same profile', () => {
+    const converted = convertProfilesFile(loadTextFixture('profiles/legacy/tracing.yaml'));
     if (!converted.ok) throw new Error(converted.error);
-    expect(parseProfiles(converted.value)).toStrictEqual(parseProfiles(loadTextFixture('profiles/two-profiles.yaml')));
+    expect(parseProfiles(converted.value)).toStrictEqual(parseProfiles(loadTextFixture('profiles/tracing.yaml')));
+  });
+
+  it('turns a list of several into as many documents, in order', () => {
+    // The reference profile as the former list held it (its spec plus the name), then the tracing one.
+    const reference = YAML.parse(REFERENCE_YAML) as { metadata: { name: string }; spec: Record<string, unknown> };
+    const legacy = YAML.parse(loadTextFixture('profiles/legacy/tracing.yaml')) as { profiles: unknown[] };
+    const converted = convertProfilesFile(YAML.stringify({ profiles: [{ name: reference.metadata.name, ...reference.spec }, ...legacy.profiles] }));
+    if (!converted.ok) throw new Error(converted.error);
+    expect(parseProfiles(converted.value)).toStrictEqual(parseProfiles(REFERENCE_AND_TRACING));
   });
 
   it('names the problem in a bad former file', () => {

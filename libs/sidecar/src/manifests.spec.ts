@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { injectManifests, uninjectManifests, type InjectManifestsOptions } from './manifests.js';
-import { parseProfiles, profileHash, referenceProfile } from '@outrigger/agent-profiles';
+import { parseProfiles, profileHash, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { loadTextFixture } from './testing/fixtures.js';
 import { arrayAt, objectAt } from './testing/pods.js';
 
@@ -165,7 +166,7 @@ describe('injectManifests', () => {
   });
 
   it('appends a native sidecar to initContainers in a template', () => {
-    const parsed = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
+    const parsed = parseProfiles([readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), loadTextFixture('profiles/tracing.yaml')].join('\n---\n'));
     if (!parsed.ok) throw new Error(parsed.error);
     const text = [
       'apiVersion: apps/v1',

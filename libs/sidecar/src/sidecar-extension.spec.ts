@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview, JsonObject } from '@outrigger/admission';
 import { applyPatchCopy, decodePatch, type PatchOperation, protectedNamespacesFor, type ReviewOutcome, reviewResponse } from '@outrigger/admission';
-import { parseProfiles, profileHash, referenceProfile } from '@outrigger/agent-profiles';
+import { parseProfiles, profileHash, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from './testing/fixtures.js';
 import { arrayAt, inflatePod, objectAt } from './testing/pods.js';
@@ -12,8 +13,9 @@ const XXL_JOB_PROFILE = referenceProfile();
 const VERSION = '0.1.0-test';
 const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION });
 
+/** The reference profile (its one copy) and the tracing fixture, as one profiles file holds them. */
 function twoProfiles(): AgentProfile[] {
-  const parsed = parseProfiles(loadTextFixture('profiles/two-profiles.yaml'));
+  const parsed = parseProfiles([readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), loadTextFixture('profiles/tracing.yaml')].join('\n---\n'));
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
 }
