@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { runBuildScript } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
@@ -24,12 +25,15 @@ function kubectl(args: readonly string[], input?: string): string {
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 
-beforeAll(() => {
+beforeAll(async () => {
   // A single base is applied into an existing namespace (the overlays create it themselves), and
   // AgentProfiles need their CRD established first, as the README's install steps say.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  // overlays/prod-jetstack holds Issuers and Certificates: Jetstack cert-manager's CRDs, from its Go module.
+  kubectl(['apply', '--server-side', '-f', await runBuildScript('tools/deploy/jetstack/build.sh', ['crds'])]);
+  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
 });
 
 describe('server-side dry-run apply', () => {

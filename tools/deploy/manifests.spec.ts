@@ -25,8 +25,14 @@ function find(path: string, kind: string, name: string): KubeObject {
 }
 const deployments = (path: string) => objects(path).filter((o) => o.kind === 'Deployment') as any[];
 
-/** The configuration the admission library builds for the shipped names (service mode). */
-const expectedWebhook = () => buildMutatingWebhookConfiguration(expectedWebhookOptions());
+/**
+ * The configuration the admission library builds for the shipped names (service mode), with the
+ * `url: null` the manifest adds so an apply removes a url-mode registration's url.
+ */
+function expectedWebhook(failurePolicy?: 'Fail' | 'Ignore') {
+  const built = buildMutatingWebhookConfiguration({ ...expectedWebhookOptions(), ...(failurePolicy ? { failurePolicy } : {}) });
+  return { ...built, webhooks: built.webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, url: null } })) };
+}
 
 /** The object without the metadata.labels the labels transformer adds. */
 function withoutLabels(object: KubeObject): unknown {
@@ -57,7 +63,7 @@ describe('deploy/ kustomizations', () => {
     }
   });
 
-  it.each(['overlays/dev', 'overlays/prod', 'overlays/prod-mtls'])('%s: ships the CRD and exactly the reference AgentProfile, and no profiles ConfigMap', (path) => {
+  it.each(['overlays/dev', 'overlays/prod', 'overlays/prod-mtls', 'overlays/prod-jetstack'])('%s: ships the CRD and exactly the reference AgentProfile, and no profiles ConfigMap', (path) => {
     const profiles = objects(path).filter((o) => o.kind === 'AgentProfile');
     expect(profiles.map((o) => parseAgentProfile(o))).toEqual([{ ok: true, value: referenceProfile() }]);
     expect(objects(path).filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name)).toEqual(['agentprofiles.outrigger.dev']);
@@ -81,7 +87,7 @@ describe('deploy/ kustomizations', () => {
     ['overlays/prod', 'Fail'],
   ] as const)('%s: the webhook is the builder output with failurePolicy %s', (path, failurePolicy) => {
     const shipped = find(path, 'MutatingWebhookConfiguration', 'outrigger-injector');
-    expect(withoutLabels(shipped)).toEqual(buildMutatingWebhookConfiguration({ ...expectedWebhookOptions(), failurePolicy }));
+    expect(withoutLabels(shipped)).toEqual(expectedWebhook(failurePolicy));
   });
 
   it.each(KUSTOMIZATIONS)('%s: every container is non-root, read-only, drops ALL, has requests and limits', (path) => {
@@ -110,7 +116,7 @@ describe('deploy/ kustomizations', () => {
   });
 
   it('the injector probes over HTTPS, mounts its serving Secret (not optional) and watches it too', () => {
-    for (const path of ['base/injector', 'overlays/dev', 'overlays/prod', 'overlays/local']) {
+    for (const path of ['base/injector', 'overlays/dev', 'overlays/prod', 'overlays/local', 'overlays/prod-jetstack']) {
       const deployment = find(path, 'Deployment', 'outrigger-injector') as any;
       const pod = deployment.spec.template.spec;
       const [container] = pod.containers;
@@ -162,6 +168,63 @@ describe('deploy/ kustomizations', () => {
     const mtls = objects('overlays/prod-mtls');
     expect(mtls.map(key).sort()).toEqual([...prod.keys()].sort());
     expect(mtls.filter((o) => prod.get(key(o)) !== JSON.stringify(o)).map(key)).toEqual(['Deployment/outrigger-injector']);
+  });
+
+  it('prod-jetstack is prod without any object of Outrigger\'s cert-manager, plus the Issuer chain and the cainjector annotation', () => {
+    const key = (o: any) => `${o.kind}/${o.metadata.name}`;
+    const prod = new Map(objects('overlays/prod').map((o) => [key(o), o]));
+    const jetstack = objects('overlays/prod-jetstack');
+    const ownCertManager = objects('overlays/prod').filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'cert-manager').map(key).sort();
+    expect(ownCertManager).toEqual([
+      'ClusterRole/outrigger-cert-manager',
+      'ClusterRoleBinding/outrigger-cert-manager',
+      'Deployment/outrigger-cert-manager',
+      'PodDisruptionBudget/outrigger-cert-manager',
+      'Role/outrigger-cert-manager',
+      'RoleBinding/outrigger-cert-manager',
+      'Service/outrigger-cert-manager-metrics',
+      'ServiceAccount/outrigger-cert-manager',
+    ]);
+    expect(jetstack.map(key).filter((k) => /cert-manager/.test(k))).toEqual([]);
+    expect(JSON.stringify(jetstack)).not.toMatch(/outrigger-cert-manager|outrigger\.dev\/inject-ca-from/);
+    const added = jetstack.filter((o) => !prod.has(key(o)));
+    expect(added.map((o) => `${o.apiVersion} ${key(o)}`).sort()).toEqual([
+      'cert-manager.io/v1 Certificate/outrigger-injector',
+      'cert-manager.io/v1 Certificate/outrigger-injector-ca',
+      'cert-manager.io/v1 Issuer/outrigger-injector-ca',
+      'cert-manager.io/v1 Issuer/outrigger-selfsigned',
+    ]);
+    // Unchanged but for the webhook's annotation and the metrics policy's pod list.
+    const changed = jetstack.filter((o) => prod.has(key(o)) && JSON.stringify(prod.get(key(o))) !== JSON.stringify(o)).map(key);
+    expect(changed.sort()).toEqual(['MutatingWebhookConfiguration/outrigger-injector', 'NetworkPolicy/outrigger-controllers-metrics']);
+    const webhook = find('overlays/prod-jetstack', 'MutatingWebhookConfiguration', 'outrigger-injector') as any;
+    expect(webhook.metadata.annotations).toEqual({ 'cert-manager.io/inject-ca-from': `${INSTALL_NAMESPACE}/outrigger-injector` });
+    expect({ ...webhook, metadata: {} }).toEqual({ ...(prod.get('MutatingWebhookConfiguration/outrigger-injector') as any), metadata: {} });
+    const metrics = find('overlays/prod-jetstack', 'NetworkPolicy', 'outrigger-controllers-metrics') as any;
+    expect(metrics.spec.podSelector.matchExpressions[0].values).toEqual(['outrigger-rbac-syncer']);
+  });
+
+  it('prod-jetstack: the serving Certificate is issued by the CA Issuer into the Secret the injector mounts and watches, for the names the API server dials', () => {
+    const path = 'overlays/prod-jetstack';
+    const serving = find(path, 'Certificate', 'outrigger-injector') as any;
+    const caIssuer = find(path, 'Issuer', serving.spec.issuerRef.name) as any;
+    const ca = objects(path).find((o: any) => o.kind === 'Certificate' && o.spec.secretName === caIssuer.spec.ca.secretName) as any;
+    expect(ca.spec.isCA).toBe(true);
+    expect(find(path, 'Issuer', ca.spec.issuerRef.name)).toMatchObject({ spec: { selfSigned: {} } });
+    for (const cert of [serving, ca]) expect(cert.spec.issuerRef).toMatchObject({ group: 'cert-manager.io', kind: 'Issuer' });
+    expect(serving.spec.isCA).toBeUndefined();
+    // The webhook's annotation names this Certificate: cainjector copies ca.crt of its Secret.
+    const webhook = find(path, 'MutatingWebhookConfiguration', 'outrigger-injector') as any;
+    expect(webhook.metadata.annotations['cert-manager.io/inject-ca-from']).toBe(`${serving.metadata.namespace}/${serving.metadata.name}`);
+    const injector = find(path, 'Deployment', 'outrigger-injector') as any;
+    const env = Object.fromEntries(injector.spec.template.spec.containers[0].env.map((e: any) => [e.name, e.value]));
+    expect(env.TLS_SECRET).toBe(serving.spec.secretName);
+    expect(injector.spec.template.spec.volumes).toContainEqual({ name: 'tls', secret: { secretName: serving.spec.secretName, optional: false } });
+    const service = webhook.webhooks[0].clientConfig.service;
+    const svc = `${service.name}.${service.namespace}.svc`;
+    expect(serving.spec.dnsNames).toEqual([service.name, `${service.name}.${service.namespace}`, svc, `${svc}.cluster.local`]);
+    expect(serving.spec.commonName).toBe(svc);
+    expect(serving.spec.usages).toContain('server auth');
   });
 
   it('local: the reference profile differs from the shipped one only in the stand-in image, and the native one only where it must', () => {
