@@ -12,7 +12,7 @@ import { CertManagerMetrics } from './metrics/cert-manager.metrics.js';
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [certManagerConfig] }),
     HealthModule.forRoot({ checks: CertManagerHealth }),
-    MetricsModule.forRoot({ service: 'cert-manager' }),
+    MetricsModule,
   ],
   providers: [...kubeProviders, CertManagerMetrics, RotationReconciler, RotationController, CertManagerHealth],
 })

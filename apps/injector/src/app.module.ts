@@ -14,7 +14,7 @@ import { ServingCertificateSource } from './tls/serving-certificate.source.js';
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [injectorConfig] }),
     HealthModule.forRoot({ checks: InjectorHealth }),
-    MetricsModule.forRoot({ service: 'injector' }),
+    MetricsModule,
   ],
   providers: [MutateRoute, AdmissionService, ProfilesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
 })

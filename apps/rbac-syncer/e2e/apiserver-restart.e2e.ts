@@ -37,7 +37,7 @@ describe('rbac-syncer across an apiserver restart', () => {
     syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, profilesFile, namespace: own, lease: 'rbac-syncer', port, name: 'syncer', dir });
     const subjects = () => bindingSubjects(kc, BINDING);
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify([sa(a), sa(b)].sort()), 'a and b bound');
-    const restartsBefore = (await metric(port, 'outrigger_rbac_syncer_watch_restarts', ['resource="pods"'])) ?? 0;
+    const restartsBefore = (await metric(port, 'outrigger_rbac_syncer_watch_restarts_total', ['resource="pods"'])) ?? 0;
 
     await cp.stopApiServer();
     await new Promise((r) => setTimeout(r, 3_000)); // the syncer's watches break meanwhile
@@ -59,7 +59,7 @@ describe('rbac-syncer across an apiserver restart', () => {
     );
     // b, whose pod never went away, was never dropped
     expect(seen.filter((s) => Array.isArray(s)).every((s) => s?.includes(sa(b)))).toBe(true);
-    expect((await metric(port, 'outrigger_rbac_syncer_watch_restarts', ['resource="pods"'])) ?? 0).toBeGreaterThan(restartsBefore);
+    expect((await metric(port, 'outrigger_rbac_syncer_watch_restarts_total', ['resource="pods"'])) ?? 0).toBeGreaterThan(restartsBefore);
     expect(syncer.running).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
   imports: [
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [rbacSyncerConfig] }),
     HealthModule.forRoot({ checks: RbacSyncerHealth, gracefulShutdownTimeoutMs: 2_000 }),
-    MetricsModule.forRoot({ service: 'rbac-syncer' }),
+    MetricsModule,
   ],
   providers: [SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
 })

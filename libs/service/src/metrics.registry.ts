@@ -1,9 +1,35 @@
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
-/** One registry per service, injected where metrics are recorded (never the prom-client global). */
-export function createMetricsRegistry(service: string): Registry {
+/**
+ * One registry per service, injected where metrics are recorded (never the prom-client global).
+ * No default labels: the metric prefix names the service, and `service`, `job`, `instance`,
+ * `namespace`, `pod`, `container` and `endpoint` are Prometheus's target labels.
+ */
+export function createMetricsRegistry(): Registry {
   const registry = new Registry();
-  registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
   return registry;
+}
+
+export interface OptionalGaugeOptions {
+  readonly name: string;
+  readonly help: string;
+  readonly registry: Registry;
+  /** Read at scrape time; undefined while unknown. */
+  readonly value: () => number | undefined;
+}
+
+/** A label-free gauge with no sample while its value is unknown (prom-client's own reads 0 then). */
+export function optionalGauge(options: OptionalGaugeOptions): Gauge {
+  const gauge: Gauge = new Gauge({
+    name: options.name,
+    help: options.help,
+    registers: [options.registry],
+    collect: () => {
+      const value = options.value();
+      if (value === undefined) gauge.remove({});
+      else gauge.set(value);
+    },
+  });
+  return gauge;
 }

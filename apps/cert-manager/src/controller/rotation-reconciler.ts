@@ -97,7 +97,7 @@ export class RotationReconciler {
       state,
       registrationMissing: registerName !== undefined && !configurations.has(registerName),
     };
-    this.metrics.observe(metricsSnapshot({ now: observation.at, caSecret: state.caSecret, servingSecret: state.servingSecret }));
+    this.metrics.observe(metricsSnapshot({ caSecret: state.caSecret, servingSecret: state.servingSecret }));
     return observation;
   }
 

@@ -1,27 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { optionalGauge } from '@outrigger/service';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../rotation/index.js';
 
 /** The cert-manager's own metrics, registered once on the service registry. */
 @Injectable()
 export class CertManagerMetrics {
-  readonly caExpirySeconds: Gauge;
-  readonly stagedCaExpirySeconds: Gauge;
-  readonly leafExpirySeconds: Gauge;
-  readonly bundleCaCount: Gauge;
   readonly leader: Gauge;
   readonly rotations: Counter<'reason'>;
   readonly driftRepairs: Counter;
   readonly reconciles: Counter<'result'>;
   readonly failures: Counter<'step'>;
+  private last: MetricsSnapshot | undefined;
 
   constructor(@Inject(Registry) registry: Registry) {
-    const gauge = (name: string, help: string) => new Gauge({ name, help, registers: [registry] });
-    this.caExpirySeconds = gauge('outrigger_cert_manager_ca_expiry_seconds', 'Seconds until the signing CA expires (negative once expired; absent when unknown).');
-    this.stagedCaExpirySeconds = gauge('outrigger_cert_manager_staged_ca_expiry_seconds', 'Seconds until the staged CA expires, during a CA rotation.');
-    this.leafExpirySeconds = gauge('outrigger_cert_manager_leaf_expiry_seconds', 'Seconds until the serving leaf expires (negative once expired; absent when unknown).');
-    this.bundleCaCount = gauge('outrigger_cert_manager_bundle_ca_count', 'CAs in the published bundle; above one while a rotation is in progress.');
-    this.leader = gauge('outrigger_cert_manager_leader', '1 while this replica holds the Lease and writes.');
+    // Read from the last observation at scrape time; no sample before the first one or while a certificate is missing.
+    const latest = (read: (s: MetricsSnapshot) => number | null) => () => (this.last ? (read(this.last) ?? undefined) : undefined);
+    optionalGauge({ registry, name: 'outrigger_cert_manager_ca_expiry_timestamp_seconds', help: 'notAfter of the signing CA (Unix seconds); absent when unknown.', value: latest((s) => s.caExpiry) });
+    optionalGauge({ registry, name: 'outrigger_cert_manager_staged_ca_expiry_timestamp_seconds', help: 'notAfter of the staged CA (Unix seconds); present during a CA rotation only.', value: latest((s) => s.stagedCaExpiry) });
+    optionalGauge({ registry, name: 'outrigger_cert_manager_leaf_expiry_timestamp_seconds', help: 'notAfter of the serving leaf (Unix seconds); absent when unknown.', value: latest((s) => s.leafExpiry) });
+    optionalGauge({ registry, name: 'outrigger_cert_manager_bundle_cas', help: 'CAs in the published bundle; above one while a rotation is in progress.', value: latest((s) => s.bundleCaCount) });
+    this.leader = new Gauge({ name: 'outrigger_cert_manager_leader', help: '1 while this replica holds the Lease and writes.', registers: [registry] });
     this.rotations = new Counter({
       name: 'outrigger_cert_manager_rotations_total',
       help: 'Certificate lifecycle steps written, by reason (LeafRenewed, CaStaged, SignerSwitched, CaDropped, ...).',
@@ -48,14 +47,6 @@ export class CertManagerMetrics {
   }
 
   observe(snapshot: MetricsSnapshot): void {
-    setOrReset(this.caExpirySeconds, snapshot.caExpirySeconds);
-    setOrReset(this.stagedCaExpirySeconds, snapshot.stagedCaExpirySeconds);
-    setOrReset(this.leafExpirySeconds, snapshot.leafExpirySeconds);
-    this.bundleCaCount.set(snapshot.bundleCaCount);
+    this.last = snapshot;
   }
-}
-
-function setOrReset(gauge: Gauge, value: number | null): void {
-  if (value === null) gauge.reset();
-  else gauge.set(value);
 }

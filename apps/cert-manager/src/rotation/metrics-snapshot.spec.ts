@@ -1,30 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { metricsSnapshot } from './metrics-snapshot.js';
 import { planRotation } from './rotation-planner.js';
-import { HOUR, MINUTE, T0, after, apply, emptyWorld, inputFor, observe, testConfig } from './test-support.js';
+import { HOUR, T0, after, apply, emptyWorld, inputFor, observe, testConfig } from './test-support.js';
+
+const unix = (at: Date) => at.getTime() / 1000;
 
 describe('metricsSnapshot', () => {
-  it('reports seconds until the CA and the leaf expire', () => {
+  it('reports when the CA and the leaf expire, as Unix seconds', () => {
     const world = apply(emptyWorld(), planRotation(inputFor(emptyWorld(), T0, testConfig())));
-    expect(metricsSnapshot({ now: after(HOUR), ...observe(world) })).toEqual({
-      caExpirySeconds: 9 * 3600,
-      stagedCaExpirySeconds: null,
-      leafExpirySeconds: 2 * 3600,
+    expect(metricsSnapshot(observe(world))).toEqual({
+      caExpiry: unix(after(10 * HOUR)),
+      stagedCaExpiry: null,
+      leafExpiry: unix(after(3 * HOUR)),
       bundleCaCount: 1,
     });
   });
 
-  it('reports the staged CA and a bundle of two during a rotation, negative seconds once expired', () => {
+  it('reports the staged CA and a bundle of two during a rotation', () => {
     const config = testConfig();
     const installed = apply(emptyWorld(), planRotation(inputFor(emptyWorld(), T0, config)));
     const staged = apply(installed, planRotation(inputFor(installed, after(7 * HOUR), config)));
-    const m = metricsSnapshot({ now: after(7 * HOUR), ...observe(staged) });
-    expect(m.stagedCaExpirySeconds).toBe(10 * 3600);
+    const m = metricsSnapshot(observe(staged));
+    expect(m.stagedCaExpiry).toBe(unix(after(17 * HOUR)));
+    expect(m.caExpiry).toBe(unix(after(10 * HOUR)));
     expect(m.bundleCaCount).toBe(2);
-    expect(metricsSnapshot({ now: after(11 * HOUR + MINUTE), caSecret: observe(installed).caSecret }).caExpirySeconds).toBe(-3600 - 60);
   });
 
   it('reports null for what is missing', () => {
-    expect(metricsSnapshot({ now: T0 })).toEqual({ caExpirySeconds: null, stagedCaExpirySeconds: null, leafExpirySeconds: null, bundleCaCount: 0 });
+    expect(metricsSnapshot({})).toEqual({ caExpiry: null, stagedCaExpiry: null, leafExpiry: null, bundleCaCount: 0 });
   });
 });

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type AdmissionOutcome = 'injected' | 'skipped' | 'denied' | 'invalid' | 'error' | 'unready';
+const OUTCOMES = ['injected', 'skipped', 'denied', 'invalid', 'error', 'unready'] as const;
+export type AdmissionOutcome = (typeof OUTCOMES)[number];
 
 /** The injector's own metrics, registered once on the service registry. */
 @Injectable()
@@ -19,6 +20,8 @@ export class InjectorMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     });
+    // Every outcome from 0, so that rate() sees the first error too.
+    for (const outcome of OUTCOMES) this.requests.inc({ outcome }, 0);
     this.mutationSeconds = new Histogram({
       name: 'outrigger_injector_mutation_duration_seconds',
       help: 'Time from a parsed AdmissionReview to its encoded reply.',
@@ -42,5 +45,7 @@ export class InjectorMetrics {
       help: 'notAfter of the certificate being served (Unix seconds); alert when it comes near.',
       registers: [registry],
     });
+    // No sample until a certificate is served: prom-client starts a label-free gauge at 0, which reads as expired.
+    this.certificateExpiry.remove({});
   }
 }

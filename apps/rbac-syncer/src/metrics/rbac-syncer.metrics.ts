@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { optionalGauge } from '@outrigger/service';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What the watches report at scrape time (read from the reflectors, never copied). */
@@ -15,7 +16,7 @@ export class RbacSyncerMetrics {
   readonly reconciles: Counter<'profile' | 'result'>;
   readonly reconcileSeconds: Histogram<'profile'>;
   readonly writes: Counter<'kind' | 'verb'>;
-  readonly watchRestarts: Gauge<'resource'>;
+  readonly watchRestarts: Counter<'resource'>;
   readonly lastSync: Gauge<'resource'>;
   readonly leader: Gauge;
   readonly execGuard: Gauge;
@@ -36,12 +37,15 @@ export class RbacSyncerMetrics {
     this.writes = new Counter({ name: 'outrigger_rbac_syncer_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
     // Arrow functions: prom-client calls collect() with the gauge as `this`.
     const samples = () => this.watchSource();
-    this.watchRestarts = new Gauge({
-      name: 'outrigger_rbac_syncer_watch_restarts',
+    this.watchRestarts = new Counter({
+      name: 'outrigger_rbac_syncer_watch_restarts_total',
       help: 'List/watch restarts after errors, per watched resource.',
       labelNames: ['resource'],
       registers,
-      collect: () => samples().forEach((w) => this.watchRestarts.set({ resource: w.resource }, w.restarts)),
+      collect: () => {
+        this.watchRestarts.reset();
+        samples().forEach((w) => this.watchRestarts.inc({ resource: w.resource }, w.restarts));
+      },
     });
     this.lastSync = new Gauge({
       name: 'outrigger_rbac_syncer_last_sync_timestamp_seconds',
@@ -51,15 +55,13 @@ export class RbacSyncerMetrics {
       collect: () => samples().forEach((w) => w.lastSyncAt && this.lastSync.set({ resource: w.resource }, w.lastSyncAt.getTime() / 1000)),
     });
     this.leader = new Gauge({ name: 'outrigger_rbac_syncer_leader', help: '1 while this replica holds the Lease.', registers });
-    const guard = () => this.execGuardSource();
-    this.execGuard = new Gauge({
+    this.execGuard = optionalGauge({
+      registry,
       name: 'outrigger_rbac_syncer_exec_guard_in_force',
       help: '1 while the exec guard is in force, 0 while cluster-wide bindings are kept empty without it; absent when no profile binds cluster-wide.',
-      registers,
-      collect: () => {
-        const inForce = guard();
-        this.execGuard.reset();
-        if (inForce !== undefined) this.execGuard.set(inForce ? 1 : 0);
+      value: () => {
+        const inForce = this.execGuardSource();
+        return inForce === undefined ? undefined : Number(inForce);
       },
     });
   }
@@ -69,7 +71,7 @@ export class RbacSyncerMetrics {
     this.execGuardSource = source;
   }
 
-  /** Where the watch gauges read from at scrape time. */
+  /** Where the watch metrics read from at scrape time. */
   observeWatches(source: () => readonly WatchSample[]): void {
     this.watchSource = source;
   }

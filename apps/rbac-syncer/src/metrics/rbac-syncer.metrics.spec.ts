@@ -1,0 +1,34 @@
+import { createMetricsRegistry } from '@outrigger/service';
+import { describe, expect, it } from 'vitest';
+import { RbacSyncerMetrics } from './rbac-syncer.metrics.js';
+
+const samples = async (registry: ReturnType<typeof createMetricsRegistry>, name: string) => (await registry.metrics()).split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+
+describe('RbacSyncerMetrics', () => {
+  it('exports the exec guard only while a profile binds cluster-wide', async () => {
+    const registry = createMetricsRegistry();
+    const metrics = new RbacSyncerMetrics(registry);
+    let inForce: boolean | undefined;
+    metrics.observeExecGuard(() => inForce);
+    const guard = () => samples(registry, 'outrigger_rbac_syncer_exec_guard_in_force');
+    expect(await guard()).toEqual([]);
+    inForce = false;
+    expect(await guard()).toEqual(['outrigger_rbac_syncer_exec_guard_in_force 0']);
+    inForce = true;
+    expect(await guard()).toEqual(['outrigger_rbac_syncer_exec_guard_in_force 1']);
+  });
+
+  it('counts watch restarts per resource, from 0', async () => {
+    const registry = createMetricsRegistry();
+    const metrics = new RbacSyncerMetrics(registry);
+    metrics.observeWatches(() => [
+      { resource: 'pods', restarts: 0 },
+      { resource: 'namespaces', restarts: 3 },
+    ]);
+    expect(await registry.metrics()).toMatch(/^# TYPE outrigger_rbac_syncer_watch_restarts_total counter$/m);
+    expect(await samples(registry, 'outrigger_rbac_syncer_watch_restarts_total')).toEqual([
+      'outrigger_rbac_syncer_watch_restarts_total{resource="pods"} 0',
+      'outrigger_rbac_syncer_watch_restarts_total{resource="namespaces"} 3',
+    ]);
+  });
+});
