@@ -92,7 +92,7 @@ describe('injector with AgentProfiles from the API', () => {
     started.push(injector);
     // Listed, no profile: ready, and nothing to inject.
     const readyz = JSON.parse((await call(injector, 'GET', '/readyz')).body);
-    expect(readyz.details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [] });
+    expect(readyz.details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [], generations: {} });
     expect(await review(injector)).toMatchObject({ allowed: true, patch: '' });
 
     kubectl('apply', '--server-side', '-f', REFERENCE_PROFILE_FILE);
