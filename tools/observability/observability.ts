@@ -1,0 +1,102 @@
+import { join } from 'node:path';
+import { resolveToolDir, runBuildScript } from '@outrigger/control-plane';
+import { render, type KubeObject } from '../deploy/render.ts';
+
+/** The kustomize component, relative to deploy/. */
+export const COMPONENT = 'components/observability';
+const BUILD_SCRIPT = 'tools/observability/prometheus/build.sh';
+
+/** Prometheus's target labels (and the Prometheus Operator's): never a label of our own metrics. */
+export const TARGET_LABELS = ['service', 'job', 'instance', 'namespace', 'pod', 'container', 'endpoint'];
+
+export interface Rule {
+  readonly alert?: string;
+  readonly record?: string;
+  readonly expr: string;
+  readonly for?: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+}
+export interface RuleGroup {
+  readonly name: string;
+  readonly rules: readonly Rule[];
+}
+interface Panel {
+  readonly title?: string;
+  readonly datasource?: { readonly uid?: string };
+  readonly targets?: readonly { readonly expr: string; readonly datasource?: { readonly uid?: string } }[];
+}
+export interface Dashboard {
+  readonly uid: string;
+  readonly panels: readonly Panel[];
+  readonly templating: { readonly list: readonly { readonly name: string; readonly definition?: string }[] };
+}
+
+/** promtool, built from the Go module pinned in tools/observability/prometheus (or from OUTRIGGER_PROMTOOL_BIN). */
+export async function resolvePromtool(): Promise<string> {
+  return join(await resolveToolDir('OUTRIGGER_PROMTOOL_BIN', BUILD_SCRIPT, ['promtool']), 'promtool');
+}
+
+/** The directory holding the ServiceMonitor and PrometheusRule CRDs of the pinned Prometheus Operator. */
+export function prometheusOperatorCrds(): Promise<string> {
+  return runBuildScript(BUILD_SCRIPT, ['crds']);
+}
+
+export function renderComponent(kubectl: string): KubeObject[] {
+  return render(kubectl, COMPONENT);
+}
+
+export function ruleGroups(objects: readonly KubeObject[]): RuleGroup[] {
+  return objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => (o.spec as { groups: RuleGroup[] }).groups);
+}
+
+export function dashboard(objects: readonly KubeObject[]): Dashboard {
+  const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.labels?.grafana_dashboard === '1') as { data: Record<string, string> } | undefined;
+  if (!configMap) throw new Error(`${COMPONENT} renders no ConfigMap labelled grafana_dashboard: "1"`);
+  return JSON.parse(Object.values(configMap.data)[0] ?? '') as Dashboard;
+}
+
+/** Every PromQL expression of the rules and of the dashboard (panels and variables). */
+export function expressions(objects: readonly KubeObject[]): string[] {
+  const d = dashboard(objects);
+  return [
+    ...ruleGroups(objects).flatMap((g) => g.rules.map((r) => r.expr)),
+    ...d.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ...d.templating.list.flatMap((v) => (v.definition ? [v.definition] : [])),
+  ];
+}
+
+/** Metric names with `prefix` the expressions read (recording rules, `outrigger:…`, are not metrics). */
+export function metricNames(exprs: readonly string[], prefix: string): Set<string> {
+  return new Set(exprs.flatMap((e) => [...e.matchAll(new RegExp(`\\b${prefix}[a-zA-Z0-9_]*`, 'g'))].map((m) => m[0])));
+}
+
+/** The label names `expr` matches on for `metric`: `metric{a="x", b!~"y"}` gives a and b. */
+export function matcherLabels(exprs: readonly string[], metric: string): Set<string> {
+  const selectors = exprs.flatMap((e) => [...e.matchAll(new RegExp(`\\b${metric}\\{([^}]*)\\}`, 'g'))].map((m) => m[1] ?? ''));
+  return new Set(selectors.flatMap((s) => [...s.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)].map((m) => m[1] ?? '')));
+}
+
+/** A Prometheus text exposition: each family's type, and each sample's name and label names. */
+export interface Exposition {
+  readonly types: ReadonlyMap<string, string>;
+  readonly samples: readonly { readonly name: string; readonly labels: readonly string[] }[];
+}
+
+export function parseExposition(text: string): Exposition {
+  const types = new Map<string, string>();
+  const samples: { name: string; labels: string[] }[] = [];
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) types.set(type[1] ?? '', type[2] ?? '');
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+/.exec(line);
+    if (sample) samples.push({ name: sample[1] ?? '', labels: [...(sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1] ?? '') });
+  }
+  return { types, samples };
+}
+
+/** The sample names a family exports: histograms and summaries add their suffixes. */
+export function sampleNames(types: ReadonlyMap<string, string>): Set<string> {
+  const suffixes: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['', '_sum', '_count'] };
+  return new Set([...types].flatMap(([name, type]) => (suffixes[type] ?? ['']).map((s) => name + s)));
+}
