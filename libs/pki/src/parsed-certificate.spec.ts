@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bundleHas, formatBundle, parseBundle, uniqueByFingerprint } from './certificate-bundle.js';
 import { issueCertificate } from './certificate.js';
@@ -37,6 +38,13 @@ function parsed(pem: string): ParsedCertificate {
 }
 
 describe('parseCertificate', () => {
+  it('reads a certificate with an empty subject, as Jetstack cert-manager issues by default', () => {
+    const cert = parsed(readFileSync(new URL('../fixtures/empty-subject.crt', import.meta.url), 'utf8'));
+    expect(cert.subject).toBe('');
+    expect(cert.issuer).toBe('');
+    expect(cert.dnsNames).toEqual(['outrigger-injector.outrigger-system.svc']);
+  });
+
   it('reads the first certificate once, with its facts, and normalises line endings', () => {
     const cert = parsed(leaf.cert + ca.cert);
     expect(cert.subject).toBe('CN=svc');

@@ -132,8 +132,9 @@ function x509Of(cert: ParsedCertificate): X509Certificate {
   return x509;
 }
 
-function oneLine(name: string): string {
-  return name.replace(/\n/g, ', ');
+// Node reads an empty distinguished name as undefined.
+function oneLine(name: string | undefined): string {
+  return (name ?? '').replace(/\n/g, ', ');
 }
 
 function subjectAltNames(text: string | undefined): { dnsNames: string[]; ipAddresses: string[] } {
