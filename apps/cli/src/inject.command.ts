@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import YAML from 'yaml';
 import { loadProfilesFile, parseProfiles, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { describeDocument, type DocumentOutcome, injectManifests, type ManifestInjection, uninjectManifests } from '@outrigger/sidecar';
+import { describeDocument, type DocumentOutcome, injectManifests, type ManifestInjection, UNSUPPORTED_KIND, uninjectManifests } from '@outrigger/sidecar';
 import { CLI_VERSION } from './cli-version.js';
 import { type CommandIo, UsageError } from './command-io.js';
 import { embedded } from './embedded.js';
@@ -61,6 +61,9 @@ function asInputFormat(input: string, output: string): string {
 
 /** Why a document was left alone, or undefined when nothing needs saying. */
 export function skipReason(doc: DocumentOutcome, direction: string): string | undefined {
+  if (direction === 'inject' && doc.decision === `skipped:${UNSUPPORTED_KIND}`) {
+    return `not injected (${UNSUPPORTED_KIND}): it has a pod template, but only Pods, ReplicationControllers and the apps/v1 and batch/v1 workloads are edited; the webhook still injects the pods it creates when they opt in`;
+  }
   if (direction === 'inject' && doc.decision.startsWith('skipped:')) return `not ${direction}ed (${doc.decision.slice('skipped:'.length)})`;
   return undefined;
 }

@@ -13,7 +13,7 @@ export { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 
 
 // Offline injection
-export { describeDocument, injectManifests, uninjectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
+export { describeDocument, injectManifests, UNSUPPORTED_KIND, uninjectManifests, type DocumentOutcome, type InjectManifestsOptions, type ManifestInjection } from './manifests.js';
 
 // For controllers that must tell which profiles a stored pod opted into (the rbac-syncer)
 export { requestedProfiles, type RequestedProfiles } from './requested-profiles.js';

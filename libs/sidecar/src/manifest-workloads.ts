@@ -23,6 +23,17 @@ export function podTemplatePath(document: JsonObject): readonly string[] | undef
   return entry && entry.group === group ? entry.path : undefined;
 }
 
+/**
+ * Whether an object that podTemplatePath does not support still carries a pod template where
+ * workloads keep one (`spec.template`, `spec.jobTemplate.spec.template`, a PodTemplate's `template`):
+ * an Argo Rollout, an OpenKruise CloneSet, `extensions/v1beta1` Deployments. Its pods would get the
+ * agent from the webhook only if the pods it creates are opted in; offline injection leaves it alone.
+ */
+export function carriesPodTemplate(document: JsonObject): boolean {
+  const hasContainers = (path: readonly string[]) => Array.isArray(valueAtPath(document, [...path, 'spec', 'containers']));
+  return [['spec', 'template'], ['spec', 'jobTemplate', 'spec', 'template'], ['template']].some(hasContainers);
+}
+
 /** Kinds whose pods run to completion: a regular-container agent would keep them running. */
 export const RUN_TO_COMPLETION_KINDS: ReadonlySet<string> = new Set(['Job', 'CronJob']);
 

@@ -46,6 +46,18 @@ describe('injectManifests', () => {
     ]);
   });
 
+  it('reports objects with a pod template of a kind it does not edit as unsupported, and leaves them byte-identical', () => {
+    const text = loadTextFixture('manifests/unsupported-kinds.yaml');
+    const result = inject(text);
+    expect(result.documents.map(({ kind, name, decision }) => `${kind} ${name} ${decision}`)).toEqual([
+      'Rollout orders skipped:unsupported-kind',
+      'PodTemplate batch-worker skipped:unsupported-kind',
+      'Deployment legacy skipped:unsupported-kind',
+      'Service orders passed-through',
+    ]);
+    expect(result.yaml).toBe(text);
+  });
+
   it('adds the agent container and status annotation to the Deployment template', () => {
     const deployment = documents(inject(shop).yaml)[1];
     const template = objectAt(deployment, 'spec', 'template');
@@ -161,7 +173,7 @@ describe('injectManifests', () => {
       'injected',
       'injected',
       'injected',
-      'passed-through',
+      'skipped:unsupported-kind',
     ]);
   });
 

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { AdmissionContext } from '@outrigger/admission';
 import { err, isJsonObject, type JsonObject, mutatePod, objectMember, ok, pointerTokens, type Result, stringMember } from '@outrigger/admission';
-import { isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
+import { carriesPodTemplate, isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
 import { statusAnnotation } from './injection-status.js';
 import { sidecarExtension, type SidecarExtensionOptions } from './sidecar-extension.js';
 
@@ -44,6 +44,9 @@ interface ObjectEdit {
   readonly expected?: JsonObject;
 }
 
+/** The skip reason of an object with a pod template of a kind offline injection does not edit. */
+export const UNSUPPORTED_KIND = 'unsupported-kind';
+
 type EditObject = (target: Target, where: string) => Result<ObjectEdit>;
 
 /**
@@ -58,7 +61,7 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
   const defaultNamespace = options.defaultNamespace ?? 'default';
   return editManifests(yamlText, (target, where) => {
     const templatePath = podTemplatePath(target.object);
-    if (templatePath === undefined) return ok({ decision: 'passed-through', warnings: [], set: [], remove: [] });
+    if (templatePath === undefined) return ok({ decision: carriesPodTemplate(target.object) ? `skipped:${UNSUPPORTED_KIND}` : 'passed-through', warnings: [], set: [], remove: [] });
     const template = valueAtPath(target.object, templatePath);
     if (!isJsonObject(template)) return err(`${where}: ${templatePath.join('.')} is missing`);
     const pod: JsonObject = templatePath.length === 0 ? template : { apiVersion: 'v1', kind: 'Pod', ...template };
