@@ -20,6 +20,7 @@ COPY libs/admission/package.json libs/admission/
 COPY libs/agent-profiles/package.json libs/agent-profiles/
 COPY libs/sidecar/package.json libs/sidecar/
 COPY libs/control-plane/package.json libs/control-plane/
+COPY libs/install/package.json libs/install/
 COPY libs/kube/package.json libs/kube/
 COPY libs/pki/package.json libs/pki/
 COPY libs/service/package.json libs/service/
@@ -44,6 +45,8 @@ COPY --from=build /src/libs/agent-profiles/package.json /app/libs/agent-profiles
 COPY --from=build /src/libs/agent-profiles/dist /app/libs/agent-profiles/dist
 COPY --from=build /src/libs/sidecar/package.json /app/libs/sidecar/
 COPY --from=build /src/libs/sidecar/dist /app/libs/sidecar/dist
+COPY --from=build /src/libs/install/package.json /app/libs/install/
+COPY --from=build /src/libs/install/dist /app/libs/install/dist
 COPY --from=build /src/libs/kube/package.json /app/libs/kube/
 COPY --from=build /src/libs/kube/dist /app/libs/kube/dist
 COPY --from=build /src/libs/pki/package.json /app/libs/pki/

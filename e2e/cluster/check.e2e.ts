@@ -45,6 +45,7 @@ describe('outrigger check', () => {
     expect(text.stdout).toMatch(/^ok {3}kubernetes-version: v1\.\d+\.\d+/m);
     expect(text.stdout).toMatch(/^ok {3}ca-bundle: the webhook's caBundle verifies the serving certificate/m);
     expect(text.stdout).toMatch(/^ok {3}profile xxl-job: generation \d+ in force in both services/m);
+    for (const service of ['injector', 'rbac-syncer', 'cert-manager']) expect(text.stdout).toMatch(new RegExp(`^ok {3}rbac outrigger-${service}: ServiceAccount outrigger-system/outrigger-${service} may make all \\d+ kinds of request it needs`, 'm'));
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);
   });
 
@@ -88,6 +89,20 @@ describe('outrigger check', () => {
     expect(result.code).toBe(1);
     expectFailing(result.output, ['injector-endpoints', 'deployment outrigger-injector', 'served-certificate'], ['certificate-expiry']);
     await scaleOutrigger('outrigger-injector', 2);
+    await healthy();
+  });
+
+  it("fails when a service's RBAC is missing, naming what it may not do, and passes once it is re-applied", async () => {
+    const binding = kubectlJson<{ metadata: Record<string, unknown> }>(['get', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector']);
+    kubectl(['delete', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector']);
+    await eventually(() => {
+      const { code, output } = check();
+      expect(code).toBe(1);
+      expect(output.checks.find((c) => c.check === 'rbac outrigger-injector')?.message).toMatch(/may not get secrets in namespace outrigger-system named outrigger-injector-tls/);
+      expectFailing(output, ['rbac outrigger-injector']);
+    }, 'the missing RBAC to be reported');
+    const { name, namespace, labels, annotations } = binding.metadata;
+    kubectl(['create', '-f', '-'], JSON.stringify({ ...binding, metadata: { name, namespace, labels, annotations } }));
     await healthy();
   });
 

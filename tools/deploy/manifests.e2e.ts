@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { referenceProfile } from '@outrigger/agent-profiles';
 import { runBuildScript } from '@outrigger/control-plane';
+import { certManagerPermissions, injectorPermissions, rbacSyncerPermissions } from '@outrigger/install';
+import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
@@ -54,38 +57,25 @@ interface Access {
 const RBAC = 'rbac.authorization.k8s.io';
 const ns = INSTALL_NAMESPACE;
 
-/** What each service does against the API server (kept in step with the apps' code). */
+/** A permission as the services declare it, in this matrix's terms. */
+const access = (p: RequiredPermission): Access => ({
+  verb: p.verb,
+  ...(p.group ? { group: p.group } : {}),
+  resource: p.subresource ? `${p.resource}/${p.subresource}` : p.resource,
+  ...(p.namespace ? { namespace: p.namespace } : {}),
+  ...(p.name ? { name: p.name } : {}),
+});
+
+/** What each service does against the API server, as the services themselves declare it (libs/install), with deploy/base's settings. */
 const NEEDED: Record<string, readonly Access[]> = {
-  'outrigger-injector': ['get', 'list', 'watch'].map((verb) => ({ verb, resource: 'secrets', namespace: ns, name: 'outrigger-injector-tls' })),
-  'outrigger-rbac-syncer': [
-    ...['list', 'watch'].flatMap((verb) => [
-      { verb, resource: 'pods' },
-      { verb, resource: 'namespaces' },
-      { verb, group: RBAC, resource: 'clusterrolebindings' },
-      { verb, group: RBAC, resource: 'clusterroles' },
-    ]),
-    { verb: 'create', group: RBAC, resource: 'clusterroles' },
-    { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },
-    ...['get', 'patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: 'xxl-agent-exec' })),
-    ...['get', 'patch'].map((verb) => ({ verb, group: RBAC, resource: 'clusterrolebindings', name: 'xxl-agent-exec' })),
-    ...['get', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-rbac-syncer' })),
-    { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
-    { verb: 'create', resource: 'events', namespace: 'default' },
-    // The exec guard: read only, by name.
-    ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) =>
-      ['get', 'list', 'watch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource, name: 'outrigger-agent-exec-guard' })),
-    ),
-  ],
-  'outrigger-cert-manager': [
-    { verb: 'create', resource: 'secrets', namespace: ns },
-    ...['outrigger-webhook-ca', 'outrigger-injector-tls'].flatMap((name) =>
-      ['get', 'list', 'watch', 'update'].map((verb) => ({ verb, resource: 'secrets', namespace: ns, name })),
-    ),
-    ...['get', 'list', 'watch', 'patch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'outrigger-injector' })),
-    ...['get', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: ns, name: 'outrigger-cert-manager' })),
-    { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns },
-    { verb: 'create', resource: 'events', namespace: 'default' },
-  ],
+  'outrigger-injector': injectorPermissions({ servingSecret: { namespace: ns, name: 'outrigger-injector-tls' }, profilesFromApi: true }).map(access),
+  'outrigger-rbac-syncer': rbacSyncerPermissions([referenceProfile()], { namespace: ns, name: 'outrigger-rbac-syncer' }, 'outrigger-agent-exec-guard', true).map(access),
+  'outrigger-cert-manager': certManagerPermissions({
+    namespace: ns,
+    secrets: ['outrigger-webhook-ca', 'outrigger-injector-tls'],
+    webhooks: ['outrigger-injector'],
+    lease: { namespace: ns, name: 'outrigger-cert-manager' },
+  }).map(access),
 };
 
 /** Denied to every Outrigger ServiceAccount. */

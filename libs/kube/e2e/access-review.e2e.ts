@@ -56,4 +56,36 @@ describe('missingPermissions', () => {
     });
     expect(missing.map(describePermission)).toEqual(['create clusterrolebindings.rbac.authorization.k8s.io', 'create events in namespace default']);
   });
+
+  it("reviews a ServiceAccount's access as an admin asks for it, by what is bound to the account and to its groups", async () => {
+    const name = `outrigger-sa-${Date.now()}`;
+    const account = { namespace: 'default', name };
+    const kc = loadKubeClient(cp.kubeconfigPath);
+    expect((await missingPermissions(kc, required, account)).map(describePermission)).toEqual([
+      'list pods',
+      'watch pods',
+      'create clusterrolebindings.rbac.authorization.k8s.io',
+      'create events in namespace default',
+    ]);
+    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] }] } });
+    // Bound to the group of the account's namespace: the review must carry the groups its token would.
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:serviceaccounts:default' }],
+      },
+    });
+    try {
+      const missing = await waitFor('the grant to take effect', async () => {
+        const left = await missingPermissions(kc, required, account);
+        return left.length === 2 ? left : undefined;
+      });
+      expect(missing.map(describePermission)).toEqual(['create clusterrolebindings.rbac.authorization.k8s.io', 'create events in namespace default']);
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name });
+      await rbac.deleteClusterRole({ name });
+    }
+  });
 });

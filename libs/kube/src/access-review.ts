@@ -11,20 +11,35 @@ export interface RequiredPermission {
   readonly name?: string;
 }
 
+/** A ServiceAccount, as the API server authenticates its tokens. */
+export interface ServiceAccountRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
 /**
- * The required permissions the current identity lacks, asked with one SelfSubjectAccessReview
- * each (needs no permission itself). For a startup check that names what RBAC is missing
- * instead of failing later with a bare 403. API failures are thrown.
+ * The required permissions an identity lacks, one access review each. Without `serviceAccount`,
+ * the current identity's (SelfSubjectAccessReview, needs no permission itself): for a startup
+ * check that names what RBAC is missing instead of failing later with a bare 403. With it, that
+ * ServiceAccount's (SubjectAccessReview, needs `create subjectaccessreviews`): for `outrigger
+ * check`. API failures are thrown.
  */
-export async function missingPermissions(kc: KubeClient, required: readonly RequiredPermission[]): Promise<RequiredPermission[]> {
+export async function missingPermissions(kc: KubeClient, required: readonly RequiredPermission[], serviceAccount?: ServiceAccountRef): Promise<RequiredPermission[]> {
+  const subject = serviceAccount
+    ? {
+        user: `system:serviceaccount:${serviceAccount.namespace}:${serviceAccount.name}`,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${serviceAccount.namespace}`, 'system:authenticated'],
+      }
+    : {};
+  const kind = serviceAccount ? 'SubjectAccessReview' : 'SelfSubjectAccessReview';
   const allowed = await Promise.all(
     required.map(async ({ verb, group, resource, subresource, namespace, name }) => {
       const body = {
         apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SelfSubjectAccessReview',
-        spec: { resourceAttributes: { verb, group, resource, subresource, namespace, name } },
+        kind,
+        spec: { ...subject, resourceAttributes: { verb, group, resource, subresource, namespace, name } },
       };
-      const path = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+      const path = `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`;
       const review = await kubeJson<{ status?: { allowed?: boolean } }>(kc, { method: 'POST', path, body, timeoutMs: 30_000 });
       return review.status?.allowed === true;
     }),

@@ -35,6 +35,10 @@ const healthy: InstallState = {
     { name: 'outrigger-injector', desired: 2, available: 2 },
     { name: 'outrigger-rbac-syncer', desired: 2, available: 2 },
   ],
+  serviceAccess: [
+    { deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: [] },
+    { deployment: 'outrigger-rbac-syncer', component: 'rbac-syncer', serviceAccount: 'outrigger-rbac-syncer', reviewed: 18, missing: [] },
+  ],
   servingSecret: { name: 'outrigger-injector-tls', certificate: leaf },
   injectorReplicas: [
     { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 } },
@@ -60,6 +64,8 @@ describe('checkLines', () => {
       'injector-endpoints',
       'deployment outrigger-injector',
       'deployment outrigger-rbac-syncer',
+      'rbac outrigger-injector',
+      'rbac outrigger-rbac-syncer',
       'ca-bundle',
       'served-certificate',
       'certificate-expiry',
@@ -82,6 +88,11 @@ describe('checkLines', () => {
     ['the exec guard deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, ['exec-guard']],
     ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
     ['the CRD missing', { crd: undefined }, ['crd']],
+    [
+      'a ServiceAccount missing part of its RBAC',
+      { serviceAccess: [{ deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: ['list agentprofiles.outrigger.dev'] }] },
+      ['rbac outrigger-injector'],
+    ],
     ['an API server older than the minimum', { serverVersion: 'v1.29.4' }, ['kubernetes-version']],
     ['an unreadable kind', { readErrors: ['Leases in outrigger-system: 403 Forbidden'] }, ['read']],
   ])('fails the right line for %s', (_what, broken, lines) => {

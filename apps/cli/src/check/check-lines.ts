@@ -18,7 +18,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -98,6 +98,15 @@ function expiry({ servingSecret, injectorReplicas, now }: InstallState): CheckLi
   if (left < DAY_MS) return fail('certificate-expiry', text, 'renewal is overdue: check the cert-manager');
   if (left < 7 * DAY_MS) return warn('certificate-expiry', text, 'renewal should have happened at 2/3 of the lifetime: check the cert-manager');
   return pass('certificate-expiry', text);
+}
+
+function serviceAccess({ serviceAccess, namespace }: InstallState): CheckLine[] {
+  return serviceAccess.map((s) => {
+    const check = `rbac ${s.deployment}`;
+    const account = `ServiceAccount ${namespace}/${s.serviceAccount}`;
+    if (s.missing.length > 0) return fail(check, `${account} may not ${s.missing.join('; ')}`, `kubectl apply --server-side -k deploy/base/${s.component} (its RBAC), then restart it`);
+    return pass(check, `${account} may make all ${s.reviewed} kinds of request it needs`);
+  });
 }
 
 function leases({ leases, now }: InstallState): CheckLine[] {

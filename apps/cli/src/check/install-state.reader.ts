@@ -1,8 +1,9 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { isNotFound, type KubeClient, kubeJson, resourcePath } from '@outrigger/kube';
+import { certManagerPermissions, injectorPermissions, rbacSyncerBasePermissions } from '@outrigger/install';
+import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
-import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, WebhookView } from './install-state.js';
+import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
@@ -40,6 +41,21 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   const injectorDeployment = deploymentObjs.find((d) => d.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] === 'injector');
   const secretName = injectorDeployment ? servingSecretName(injectorDeployment) : undefined;
   const secretObj = secretName ? await read<Json>(`Secret ${namespace}/${secretName}`, resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace, name: secretName })) : undefined;
+  const serviceAccess = (
+    await Promise.all(
+      deploymentObjs.map(async (d): Promise<ServiceAccessView | undefined> => {
+        const access = serviceAccessOf(d, namespace);
+        if (!access) return undefined;
+        try {
+          const missing = await missingPermissions(kc, access.required, { namespace, name: access.serviceAccount });
+          return { deployment: String(d.metadata?.name), component: access.component, serviceAccount: access.serviceAccount, reviewed: access.required.length, missing: missing.map(describePermission) };
+        } catch (error) {
+          readErrors.push(`SubjectAccessReviews for ServiceAccount ${namespace}/${access.serviceAccount}: ${error instanceof Error ? error.message : String(error)}`);
+          return undefined;
+        }
+      }),
+    )
+  ).filter((v) => v !== undefined);
   const injectorReplicas = await Promise.all(injectorPods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => replicaView(kc, namespace, p)));
 
   return {
@@ -49,6 +65,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     crd: crdObj ? { established: conditionsOf(crdObj).some((c) => c.type === 'Established' && c.status === 'True') } : undefined,
     webhook,
     deployments: deploymentObjs.map(deploymentView),
+    serviceAccess,
     servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
     injectorReplicas,
     leases: leaseObjs.map(leaseView),
@@ -78,6 +95,38 @@ async function webhookView(
   ]);
   const readyEndpoints = slices.flatMap((s) => (Array.isArray(s.endpoints) ? s.endpoints : [])).filter((e: Json) => e.conditions?.ready !== false).length;
   return { name: String(obj.metadata?.name), caBundle, service, serviceExists: serviceObj !== undefined, readyEndpoints };
+}
+
+/**
+ * The requests a Deployment's service makes, from its component label and the names its env gives
+ * (each service's own default where the env says nothing).
+ */
+function serviceAccessOf(deployment: Json, namespace: string): { component: string; serviceAccount: string; required: RequiredPermission[] } | undefined {
+  const component = String(deployment.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] ?? '');
+  const env = new Map<string, string>(
+    ((deployment.spec?.template?.spec?.containers?.[0]?.env as Json[] | undefined) ?? []).filter((e) => typeof e.value === 'string').map((e) => [String(e.name), String(e.value)]),
+  );
+  const serviceAccount = String(deployment.spec?.template?.spec?.serviceAccountName ?? 'default');
+  const profilesFromApi = !env.has('PROFILES_FILE');
+  const lease = { namespace: env.get('LEASE_NAMESPACE') ?? namespace, name: env.get('LEASE_NAME') ?? `outrigger-${component}` };
+  switch (component) {
+    case 'injector': {
+      // TLS_SECRET is `name` (in its own namespace) or `namespace/name`.
+      const tlsSecret = env.get('TLS_SECRET')?.split('/');
+      const servingSecret = tlsSecret ? { namespace: tlsSecret.length > 1 ? (tlsSecret[0] ?? namespace) : namespace, name: tlsSecret.at(-1) ?? '' } : undefined;
+      return { component, serviceAccount, required: injectorPermissions({ ...(servingSecret ? { servingSecret } : {}), profilesFromApi }) };
+    }
+    case 'cert-manager': {
+      const secrets = [env.get('CA_SECRET_NAME') ?? 'outrigger-webhook-ca', env.get('SERVING_SECRET_NAME') ?? 'outrigger-injector-tls'];
+      const webhooks = (env.get('WEBHOOK_NAMES') ?? '').split(',').map((w) => w.trim()).filter(Boolean);
+      return { component, serviceAccount, required: certManagerPermissions({ namespace, secrets, webhooks, lease }) };
+    }
+    case 'rbac-syncer':
+      // What each profile needs on top, the syncer reviews itself and reports in the profile's Synced condition.
+      return { component, serviceAccount, required: rbacSyncerBasePermissions(lease, profilesFromApi) };
+    default:
+      return undefined;
+  }
 }
 
 function servingSecretName(deployment: Json): string | undefined {

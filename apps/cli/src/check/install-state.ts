@@ -10,6 +10,8 @@ export interface InstallState {
   readonly crd: { readonly established: boolean } | undefined;
   readonly webhook: WebhookView | undefined;
   readonly deployments: readonly DeploymentView[];
+  /** Each service's ServiceAccount against the API requests that service makes (SubjectAccessReviews). */
+  readonly serviceAccess: readonly ServiceAccessView[];
   /** The injector's serving Secret (from its TLS_SECRET), with its leaf certificate. */
   readonly servingSecret: { readonly name: string; readonly certificate?: ParsedCertificate; readonly problem?: string } | undefined;
   /** Each injector pod's /readyz, read through the API server's pod proxy. */
@@ -37,6 +39,17 @@ export interface DeploymentView {
   readonly name: string;
   readonly desired: number;
   readonly available: number;
+}
+
+export interface ServiceAccessView {
+  readonly deployment: string;
+  /** `injector`, `rbac-syncer` or `cert-manager`: its base in deploy/base holds its RBAC. */
+  readonly component: string;
+  readonly serviceAccount: string;
+  /** How many requests were reviewed. */
+  readonly reviewed: number;
+  /** Those it needs and may not make, described (`create secrets in namespace x`). */
+  readonly missing: readonly string[];
 }
 
 export interface InjectorReplicaView {

@@ -14,6 +14,7 @@ import {
   type ReflectorStatus,
   type WatchOptions,
 } from '@outrigger/kube';
+import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
@@ -21,7 +22,6 @@ import { projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import { ProfileReconciler } from './profile-reconciler.js';
-import { basePermissions, profilePermissions } from './required-permissions.js';
 import { writeProfileStatus } from './profile-status-writer.js';
 
 export interface SyncerStatus {
@@ -87,7 +87,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
     // From a file, every profile's permissions are checked at startup, as a deployment error;
     // from the API, each profile's own are checked when it arrives and reported on its status.
-    const required = [...basePermissions(lease, fromApi), ...initial.flatMap((p) => profilePermissions(p, this.config.execGuardName))];
+    const required = [...rbacSyncerBasePermissions(lease, fromApi), ...initial.flatMap((p) => rbacSyncerProfilePermissions(p, this.config.execGuardName))];
     const missing = await missingPermissions(this.kc, required);
     if (missing.length > 0) {
       const lines = [...new Set(missing.map((p) => `  - ${describePermission(p)}`))].join('\n');
@@ -246,7 +246,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const key = permissionKey(profile);
     if (!profile.rbac || this.missing.has(key)) return;
     try {
-      const missing = await missingPermissions(this.kc, profilePermissions(profile, this.config.execGuardName));
+      const missing = await missingPermissions(this.kc, rbacSyncerProfilePermissions(profile, this.config.execGuardName));
       this.missing.set(key, [...new Set(missing.map(describePermission))]);
       if (missing.length > 0) this.logger.error(`AgentProfile ${profile.name}: not synced, the rbac-syncer lacks ${this.missing.get(key)?.join(', ')}`);
     } catch (error) {

@@ -1,0 +1,100 @@
+import { AGENT_PROFILE_GROUP, type AgentProfile } from '@outrigger/agent-profiles';
+import type { RequiredPermission } from '@outrigger/kube';
+
+const RBAC = 'rbac.authorization.k8s.io';
+
+/** A Lease a service holds to lead. */
+export interface LeaseRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What the injector does against the API server: read its serving Secret by name (with TLS_SECRET)
+ * and, without PROFILES_FILE, list and watch AgentProfiles. Granted by deploy/base/injector.
+ */
+export function injectorPermissions(options: { readonly servingSecret?: { readonly namespace: string; readonly name: string }; readonly profilesFromApi: boolean }): RequiredPermission[] {
+  const secret = options.servingSecret;
+  return [
+    ...(secret ? ['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: secret.namespace, name: secret.name })) : []),
+    ...(options.profilesFromApi ? ['list', 'watch'].map((verb) => ({ verb, group: AGENT_PROFILE_GROUP, resource: 'agentprofiles' })) : []),
+  ];
+}
+
+/**
+ * What the cert-manager does against the API server: create and keep its two Secrets, patch the
+ * caBundle of the webhook configurations it names, lead by its Lease, and record Events about the
+ * (cluster-scoped) webhook configurations in `default`. Granted by deploy/base/cert-manager.
+ */
+export function certManagerPermissions(options: { readonly namespace: string; readonly secrets: readonly string[]; readonly webhooks: readonly string[]; readonly lease: LeaseRef }): RequiredPermission[] {
+  const { namespace, lease } = options;
+  return [
+    { verb: 'create', group: '', resource: 'secrets', namespace },
+    ...options.secrets.flatMap((name) => ['get', 'list', 'watch', 'update'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace, name }))),
+    ...options.webhooks.flatMap((name) => ['get', 'list', 'watch', 'patch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name }))),
+    ...leasePermissions(lease),
+    { verb: 'create', group: '', resource: 'events', namespace: 'default' },
+  ];
+}
+
+function leasePermissions(lease: LeaseRef): RequiredPermission[] {
+  return [
+    { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: lease.namespace, name: lease.name },
+    { verb: 'update', group: 'coordination.k8s.io', resource: 'leases', namespace: lease.namespace, name: lease.name },
+    { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: lease.namespace },
+  ];
+}
+
+/**
+ * What the rbac-syncer does against the API server whatever the profiles. Granted by
+ * deploy/base/rbac-syncer/rbac.yaml: list/watch pods and namespaces, its own roles and bindings,
+ * its Lease, Events, and (without PROFILES_FILE) the AgentProfiles and their status.
+ */
+export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: boolean): RequiredPermission[] {
+  return [
+    ...['list', 'watch'].flatMap((verb) => [
+      { verb, group: '', resource: 'pods' },
+      { verb, group: '', resource: 'namespaces' },
+      { verb, group: RBAC, resource: 'clusterrolebindings' },
+      { verb, group: RBAC, resource: 'clusterroles' },
+      ...(profilesFromApi ? [{ verb, group: AGENT_PROFILE_GROUP, resource: 'agentprofiles' }] : []),
+    ]),
+    ...(profilesFromApi ? [{ verb: 'patch', group: AGENT_PROFILE_GROUP, resource: 'agentprofiles', subresource: 'status' }] : []),
+    { verb: 'create', group: RBAC, resource: 'clusterroles' },
+    { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },
+    ...leasePermissions(lease),
+    { verb: 'create', group: '', resource: 'events', namespace: 'default' },
+  ];
+}
+
+/**
+ * What one profile needs on top: `bind`/`escalate` on its own ClusterRole only, its binding by
+ * name, and reading the exec guard when it binds cluster-wide. An admin grants these per profile
+ * (deploy/base/rbac-syncer/rbac.yaml), so creating an AgentProfile alone never widens what the
+ * syncer can grant.
+ */
+export function rbacSyncerProfilePermissions(profile: AgentProfile, execGuardName: string): RequiredPermission[] {
+  const rbac = profile.rbac;
+  if (!rbac) return [];
+  const list: RequiredPermission[] = ['get', 'patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: rbac.clusterRole }));
+  if (rbac.binding.kind === 'ClusterRoleBinding') {
+    for (const verb of ['get', 'patch']) list.push({ verb, group: RBAC, resource: 'clusterrolebindings', name: rbac.binding.name });
+    // Read-only, by name: the guard ships with the manifests; the syncer only checks it is in force.
+    for (const resource of ['validatingadmissionpolicies', 'validatingadmissionpolicybindings']) {
+      for (const verb of ['get', 'list', 'watch']) list.push({ verb, group: 'admissionregistration.k8s.io', resource, name: execGuardName });
+    }
+  } else {
+    for (const verb of ['list', 'watch', 'get', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
+  }
+  return list;
+}
+
+/** The rbac-syncer's base and per-profile permissions together, each once. */
+export function rbacSyncerPermissions(profiles: readonly AgentProfile[], lease: LeaseRef, execGuardName: string, profilesFromApi = false): RequiredPermission[] {
+  const all = [...rbacSyncerBasePermissions(lease, profilesFromApi), ...profiles.flatMap((p) => rbacSyncerProfilePermissions(p, execGuardName))];
+  const seen = new Set<string>();
+  return all.filter((p) => {
+    const key = JSON.stringify(p);
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
