@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
+import { execGuardPolicy } from '@outrigger/install';
+import { applyObject, loadKubeClient } from '@outrigger/kube';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -187,6 +189,20 @@ describe('rbac-syncer', () => {
     await installExecGuard(inject('controlPlane').kubeconfigPath);
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding restored');
     expect((await fetch(`http://127.0.0.1:${portA}/readyz`)).status).toBe(200);
+    expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
+  });
+
+  it('keeps the binding empty while the guard exists but its CEL was rewritten to allow everything, and restores it', async () => {
+    const before = await subjects();
+    expect(before?.length).toBeGreaterThan(0);
+    const policy = execGuardPolicy(EXEC_GUARD_NAME);
+    const allowAll = { ...policy, spec: { ...policy.spec, validations: [{ ...policy.spec.validations[0], expression: 'true' }] } };
+    await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), allowAll, { fieldManager: 'rbac-syncer-e2e', force: true });
+    await eventually(subjects, (s) => Array.isArray(s) && s.length === 0, 'binding emptied');
+    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} differs from the shipped guard in its match rules or CEL`);
+    expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
+    await installExecGuard(inject('controlPlane').kubeconfigPath);
+    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding restored');
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
   });
 

@@ -1,1 +1,2 @@
 export * from './service-permissions.js';
+export * from './exec-guard.js';

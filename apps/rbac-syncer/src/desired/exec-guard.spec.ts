@@ -48,4 +48,21 @@ describe('execGuardProblem', () => {
     const narrower = { selector: { matchLabels: { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'none' } }, parameterNotFoundAction: 'Allow' };
     expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { paramRef: narrower })))).toMatch(/does not select exactly the ClusterRoleBindings/);
   });
+
+  it('a policy whose match rules or CEL were rewritten is not the guard, though it exists and fails closed', () => {
+    const b = projectGuardBinding(binding);
+    const spec = policy.spec as { validations: { expression: string }[]; matchConstraints: Record<string, unknown> };
+    const allowAll = withSpec(policy, { validations: [{ ...spec.validations[0], expression: 'true' }] });
+    expect(execGuardProblem(NAME, projectGuardPolicy(allowAll), b)).toMatch(/ValidatingAdmissionPolicy \S+ differs from the shipped guard in its match rules or CEL/);
+    const someNamespaces = withSpec(policy, { matchConstraints: { ...spec.matchConstraints, namespaceSelector: { matchLabels: { judged: 'yes' } } } });
+    expect(execGuardProblem(NAME, projectGuardPolicy(someNamespaces), b)).toMatch(/differs from the shipped guard/);
+  });
+
+  it('a binding that narrows what it judges is not the guard; the selectors the API server defaults are no narrowing', () => {
+    const p = projectGuardPolicy(policy);
+    const defaulted = { namespaceSelector: {}, objectSelector: {}, matchPolicy: 'Equivalent' };
+    expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { matchResources: defaulted })))).toBeUndefined();
+    const narrowed = { ...defaulted, namespaceSelector: { matchLabels: { team: 'a' } } };
+    expect(execGuardProblem(NAME, p, projectGuardBinding(withSpec(binding, { matchResources: narrowed })))).toMatch(/narrows the requests it judges \(matchResources\)/);
+  });
 });

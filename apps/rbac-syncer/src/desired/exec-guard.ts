@@ -1,3 +1,4 @@
+import { execGuardPolicy, guardRules } from '@outrigger/install';
 import type { KubeObject } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 
@@ -5,6 +6,8 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 export interface GuardPolicyView {
   readonly failurePolicy: string;
   readonly paramKind: string;
+  /** Its match rules and CEL (guardRules), to compare with the shipped guard's. */
+  readonly rules: string;
 }
 
 /** The exec guard's ValidatingAdmissionPolicyBinding, likewise. */
@@ -12,20 +15,30 @@ export interface GuardBindingView {
   readonly policyName: string;
   readonly deny: boolean;
   readonly selectsOurBindings: boolean;
+  /** Whether its matchResources narrows what the policy judges. */
+  readonly narrowed: boolean;
 }
+
+const SHIPPED_RULES = guardRules(execGuardPolicy().spec);
 
 export function projectGuardPolicy(obj: KubeObject): GuardPolicyView {
   const spec = (obj as { spec?: { failurePolicy?: string; paramKind?: { apiVersion?: string; kind?: string } } }).spec;
   return {
     failurePolicy: spec?.failurePolicy ?? 'Fail',
     paramKind: `${spec?.paramKind?.apiVersion ?? ''}/${spec?.paramKind?.kind ?? ''}`,
+    rules: guardRules(spec),
   };
 }
 
 export function projectGuardBinding(obj: KubeObject): GuardBindingView {
   const spec = (
     obj as {
-      spec?: { policyName?: string; validationActions?: string[]; paramRef?: { selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } } };
+      spec?: {
+        policyName?: string;
+        validationActions?: string[];
+        paramRef?: { selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } };
+        matchResources?: Record<string, unknown>;
+      };
     }
   ).spec;
   const selector = spec?.paramRef?.selector;
@@ -33,13 +46,17 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
     policyName: spec?.policyName ?? '',
     deny: spec?.validationActions?.includes('Deny') ?? false,
     selectsOurBindings: selector?.matchLabels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && (selector.matchExpressions ?? []).length === 0 && Object.keys(selector.matchLabels).length === 1,
+    // Empty selectors (as the API server defaults them) and no resource rules judge all the policy matches.
+    narrowed: Object.entries(spec?.matchResources ?? {}).some(([key, value]) =>
+      key === 'matchPolicy' ? false : Array.isArray(value) ? value.length > 0 : typeof value === 'object' && value !== null && Object.keys(value).length > 0,
+    ),
   };
 }
 
 /**
  * Why the exec guard is not in force, or undefined when it is: the policy and its binding exist,
- * the policy fails closed and takes our ClusterRoleBindings as parameters, and the binding denies
- * and selects exactly our bindings. Without it a ClusterRoleBinding would give every agent exec
+ * the policy fails closed, takes our ClusterRoleBindings as parameters and has the shipped match
+ * rules and CEL, and the binding denies, selects exactly our bindings and judges all it matches. Without it a ClusterRoleBinding would give every agent exec
  * into every namespace, so the syncer keeps such bindings empty meanwhile.
  */
 export function execGuardProblem(name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
@@ -48,12 +65,14 @@ export function execGuardProblem(name: string, policy: GuardPolicyView | undefin
   else {
     if (policy.failurePolicy !== 'Fail') problems.push(`ValidatingAdmissionPolicy ${name} has failurePolicy ${policy.failurePolicy}, not Fail`);
     if (policy.paramKind !== 'rbac.authorization.k8s.io/v1/ClusterRoleBinding') problems.push(`ValidatingAdmissionPolicy ${name} takes ${policy.paramKind} as parameters, not ClusterRoleBindings`);
+    if (policy.rules !== SHIPPED_RULES) problems.push(`ValidatingAdmissionPolicy ${name} differs from the shipped guard in its match rules or CEL`);
   }
   if (!binding) problems.push(`ValidatingAdmissionPolicyBinding ${name} not found`);
   else {
     if (binding.policyName !== name) problems.push(`ValidatingAdmissionPolicyBinding ${name} binds policy ${JSON.stringify(binding.policyName)}, not ${name}`);
     if (!binding.deny) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not have the Deny action`);
     if (!binding.selectsOurBindings) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not select exactly the ClusterRoleBindings labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+    if (binding.narrowed) problems.push(`ValidatingAdmissionPolicyBinding ${name} narrows the requests it judges (matchResources)`);
   }
   return problems.length === 0 ? undefined : `exec guard not in force: ${problems.join('; ')} (install deploy/base/rbac-syncer/exec-guard.yaml)`;
 }

@@ -1,0 +1,96 @@
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
+import YAML from 'yaml';
+
+export const EXEC_GUARD_NAME = 'outrigger-agent-exec-guard';
+/** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
+export const EXEC_GUARD_FILE = 'deploy/base/rbac-syncer/exec-guard.yaml';
+
+/**
+ * The exec guard's ValidatingAdmissionPolicy: a ServiceAccount that Outrigger binds cluster-wide
+ * (a profile's ClusterRoleBinding, managed by the rbac-syncer) may exec, attach and port-forward
+ * only into pods of its own namespace. Its parameters are the syncer's own ClusterRoleBindings, so
+ * it knows exactly who is bound, and nobody else's requests are judged.
+ */
+export function execGuardPolicy(name = EXEC_GUARD_NAME) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      paramKind: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' },
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CONNECT'], resources: ['pods/exec', 'pods/attach', 'pods/portforward'] }],
+      },
+      // Only ServiceAccounts can be bound by Outrigger; people and nodes are never judged.
+      matchConditions: [{ name: 'service-accounts-only', expression: "request.userInfo.username.startsWith('system:serviceaccount:')" }],
+      // The caller is system:serviceaccount:<namespace>:<name>.
+      variables: [
+        { name: 'callerNamespace', expression: "request.userInfo.username.split(':')[2]" },
+        { name: 'callerName', expression: "request.userInfo.username.split(':')[3]" },
+        {
+          name: 'boundByOutrigger',
+          expression: "has(params.subjects) && params.subjects.exists(s, s.kind == 'ServiceAccount' && s.namespace == variables.callerNamespace && s.name == variables.callerName)",
+        },
+      ],
+      validations: [
+        {
+          expression: '!variables.boundByOutrigger || request.namespace == variables.callerNamespace',
+          reason: 'Forbidden',
+          messageExpression:
+            "'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ClusterRoleBinding ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'",
+        },
+      ],
+    },
+  };
+}
+
+/** Binds the policy to each of the syncer's ClusterRoleBindings as parameters, denying. */
+export function execGuardBinding(name = EXEC_GUARD_NAME) {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: {
+      policyName: name,
+      validationActions: ['Deny'],
+      paramRef: {
+        selector: { matchLabels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
+        // No binding of ours exists: nobody is bound, nothing to judge.
+        parameterNotFoundAction: 'Allow',
+      },
+    },
+  };
+}
+
+/** The policy's parts that decide what it refuses, in a form to compare with a stored policy's. */
+export function guardRules(spec: unknown): string {
+  const s = (spec ?? {}) as Record<string, unknown>;
+  const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
+  const pick = (o: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, o[k] ?? null]));
+  const constraints = (s['matchConstraints'] ?? {}) as Record<string, unknown>;
+  // The API server stores an absent selector as {} (everything): both mean the same.
+  const selector = (v: unknown) => (v && typeof v === 'object' && Object.keys(v).length > 0 ? v : {});
+  return JSON.stringify({
+    namespaceSelector: selector(constraints['namespaceSelector']),
+    objectSelector: selector(constraints['objectSelector']),
+    excludeResourceRules: list(constraints['excludeResourceRules']),
+    resourceRules: list(constraints['resourceRules']).map((r) => pick(r, ['apiGroups', 'apiVersions', 'operations', 'resources'])),
+    matchConditions: list(s['matchConditions']).map((c) => pick(c, ['name', 'expression'])),
+    variables: list(s['variables']).map((v) => pick(v, ['name', 'expression'])),
+    validations: list(s['validations']).map((v) => pick(v, ['expression'])),
+  });
+}
+
+/** deploy/base/rbac-syncer/exec-guard.yaml. */
+export function execGuardYaml(): string {
+  const header = [
+    `Generated from libs/install/src/exec-guard.ts by \`npm run generate:exec-guard\`: edit that instead.`,
+    'The exec guard: a ServiceAccount that Outrigger binds cluster-wide (a profile\'s ClusterRoleBinding,',
+    'managed by the rbac-syncer) may exec, attach and port-forward only into pods of its own namespace.',
+    'The rbac-syncer keeps those bindings empty while this policy or its binding is missing or differs',
+    'from this file in its rules or CEL (apps/rbac-syncer/src/desired/exec-guard.ts).',
+  ];
+  const docs = [execGuardPolicy(), execGuardBinding()].map((o) => new YAML.Document(o).toString({ lineWidth: 100 }));
+  return `${header.map((l) => `# ${l}`).join('\n')}\n${docs.join('---\n')}`;
+}
