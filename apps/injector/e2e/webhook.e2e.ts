@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
@@ -17,6 +18,8 @@ const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-e2e-${randomBytes(3).toString('hex')}`;
 let injector: ManagedProcess;
+let injectorUrl: string;
+let injectorCa: string;
 
 function pod(annotations: Record<string, string>, name?: string): V1Pod {
   return {
@@ -48,6 +51,8 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'tls.crt'), leaf.cert);
   writeFileSync(join(dir, 'tls.key'), leaf.key);
   const port = await freePort();
+  injectorUrl = `https://127.0.0.1:${port}`;
+  injectorCa = ca.cert;
   injector = await startApp('injector', {
     env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
     readyUrl: `https://127.0.0.1:${port}/readyz`,
@@ -144,6 +149,17 @@ describe('injector registered with a real kube-apiserver', () => {
     expect(created.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
   });
 
+  it('is called once per pod create: the agent comes with the token mount the ServiceAccount plugin would add on reinvocation', async () => {
+    const namespace = await createTestNamespace(kc, 'once', enabled);
+    const before = await admissionRequests();
+    const created = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'once') });
+    expect(await admissionRequests()).toBe(before + 1);
+    const [app, agent] = created.spec?.containers ?? [];
+    const tokenMount = app?.volumeMounts?.find((m) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount');
+    expect(tokenMount?.name).toMatch(/^kube-api-access-/);
+    expect(agent?.volumeMounts).toEqual([tokenMount]);
+  });
+
   it('refuses an opted-in pod that brings its own container with the agent name, saying why', async () => {
     const namespace = await createTestNamespace(kc, 'impostor', enabled);
     const withAgent = pod(optedIn, 'impostor');
@@ -153,3 +169,17 @@ describe('injector registered with a real kube-apiserver', () => {
     );
   });
 });
+
+/** Reviews the injector has answered, all outcomes together. */
+async function admissionRequests(): Promise<number> {
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = httpsRequest(`${injectorUrl}/metrics`, { ca: injectorCa }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve(body));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  return [...text.matchAll(/^outrigger_injector_admission_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}

@@ -41,8 +41,8 @@ function denial(outcome: ReviewOutcome): { code: number; message: string; decisi
   return { code: response.status?.code ?? 0, message: response.status?.message ?? '', decision: outcome.decision };
 }
 
-/** The agent container the reference profile yields, written out by hand. */
-function xxlAgent(addr: string, target: string, jobName: string): JsonObject {
+/** The agent container the reference profile yields, written out by hand; with the pod's API token volume, if it has one. */
+function xxlAgent(addr: string, target: string, jobName: string, tokenVolume?: string): JsonObject {
   return {
     name: 'xxl-agent',
     image: 'ghcr.io/outrigger/xxl-agent:1.0.0',
@@ -65,10 +65,11 @@ function xxlAgent(addr: string, target: string, jobName: string): JsonObject {
       { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
     ],
+    ...(tokenVolume ? { volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] } : {}),
   };
 }
 
-const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile');
+const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile', 'kube-api-access-7xk2p');
 
 describe('sidecar injection of an opted-in pod', () => {
   it.each(['v1-pod-opted-in', 'v1beta1-pod-opted-in'])('%s: appends the agent and writes the status annotation', (name) => {
@@ -108,7 +109,7 @@ describe('sidecar injection of an opted-in pod', () => {
       {
         op: 'add',
         path: '/spec/containers/1',
-        value: xxlAgent('https://xxl-job.jobs.svc.cluster.local/xxl-job-admin', 'settlement', 'settlement-nightly'),
+        value: xxlAgent('https://xxl-job.jobs.svc.cluster.local/xxl-job-admin', 'settlement', 'settlement-nightly', 'kube-api-access-q9w4m'),
       },
       { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
     ]);
@@ -186,7 +187,7 @@ describe('sidecar injection of an opted-in pod', () => {
 describe('native sidecars and several profiles', () => {
   const tracingEnabled = { 'tracing.example.com/enable': 'true' };
 
-  function tracingAgent(): JsonObject {
+  function tracingAgent(tokenVolume?: string): JsonObject {
     return {
       name: 'trace-agent',
       image: 'registry.example.com/observability/trace-agent:0.7.3',
@@ -199,6 +200,7 @@ describe('native sidecars and several profiles', () => {
         { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' },
       ],
       restartPolicy: 'Always',
+      ...(tokenVolume ? { volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] } : {}),
     };
   }
 
@@ -220,8 +222,8 @@ describe('native sidecars and several profiles', () => {
   it('creates initContainers with one add when the pod has none', () => {
     const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': '0', ...tracingEnabled });
     const outcome = run(review, twoProfiles());
-    expect(patchOf(outcome)[0]).toEqual({ op: 'add', path: '/spec/initContainers', value: [tracingAgent()] });
-    expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual([tracingAgent()]);
+    expect(patchOf(outcome)[0]).toEqual({ op: 'add', path: '/spec/initContainers', value: [tracingAgent('kube-api-access-7xk2p')] });
+    expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual([tracingAgent('kube-api-access-7xk2p')]);
   });
 
   it('injects every requested profile in one patch', () => {

@@ -5,6 +5,7 @@ import { agentPresence, containerNames, statusAnnotation, statusValue } from './
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
+import { serviceAccountTokenMount, withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 import { unknownProfileAnnotations } from './unknown-annotations.js';
 
@@ -64,7 +65,8 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
 
       const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
       if (!Array.isArray(plans)) return plans;
-      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion);
+      const tokenMount = serviceAccountTokenMount(spec);
+      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion, tokenMount);
       return mutated({ warnings });
     },
   };
@@ -93,8 +95,9 @@ function planInjections(
 }
 
 /** Appends only (never inserts) so the patch is a single `add` at the end of each list. */
-function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string): void {
+function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string, tokenMount: JsonObject | undefined): void {
   const list = plan.profile.nativeSidecar ? 'initContainers' : 'containers';
+  withServiceAccountToken(plan.container, tokenMount);
   ensureArrayMember(spec, list).push(plan.container);
   const annotations = ensureObjectMember(ensureObjectMember(pod, 'metadata'), 'annotations');
   setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion));
