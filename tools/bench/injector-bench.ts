@@ -1,6 +1,8 @@
 /**
- * Benchmark (not a test) of the built injector against a minimal hand-written node:https webhook
- * doing the same work. Both run as their own processes on the same built code. Prints latency
+ * Benchmark (not a test) of the built injector against peers, each its own process: a minimal
+ * hand-written node:https webhook doing the same work on the same built code, and agnhost's
+ * /mutating-pods-sidecar (Go, the Kubernetes e2e reference webhook) on one core (GOMAXPROCS=1) and on
+ * all cores, for max throughput and the single big pod. Prints latency
  * percentiles at a fixed 1000 req/s (an open loop: evenly spaced requests, in alternating windows on
  * servers that have seen only the sanity checks and that rate; an idle canary process says in which
  * windows the machine itself stalled), max requests/s (autocannon, closed loop) with the
@@ -10,19 +12,22 @@
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/injector-bench.ts [--duration 10] [--rate 1000]
  *     [--windows 5] [--injector-node-options=<flags>]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { freePort, startApp } from '@outrigger/control-plane';
+import { MUTATE_PATH } from '@outrigger/admission';
+import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { freePort, type ManagedProcess, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { deployedNodeOptions } from '../deploy/render.js';
 import { openLoopInChild, pooledLatency, type OpenLoopResult, type Percentiles } from './open-loop.js';
+import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess } from './peers.js';
+import { cpuMs } from './proc.js';
+import { median } from './stats.js';
 import { startStallCanary, stallsBetween, type Stall } from './stall-canary.js';
 
 const { values } = parseArgs({
@@ -81,14 +86,18 @@ const dir = mkdtempSync(join(tmpdir(), 'injector-bench-'));
 writeFileSync(join(dir, 'tls.crt'), serving.cert);
 writeFileSync(join(dir, 'tls.key'), serving.key);
 
-type Target = 'injector' | 'baseline';
+// agnhost-1 runs with GOMAXPROCS=1: one core, as the single-threaded Node servers use.
+type Target = 'injector' | 'baseline' | 'agnhost-1' | 'agnhost';
+const TARGETS: readonly Target[] = ['injector', 'baseline', 'agnhost-1', 'agnhost'];
+const LABEL: Record<Target, string> = { injector: 'injector', baseline: 'baseline', 'agnhost-1': 'agnhost GOMAXPROCS=1', agnhost: `agnhost GOMAXPROCS=${availableParallelism()}` };
 interface Servers {
+  /** Each server's review endpoint. */
   readonly urls: Record<Target, string>;
   readonly pids: Record<Target, number>;
   stop(): Promise<void>;
 }
 
-/** A fresh injector and baseline, so no phase of the bench inherits the heap another one left. */
+/** A fresh injector and peers, so no phase of the bench inherits the heap another one left. */
 async function startServers(): Promise<Servers> {
   const injectorPort = await freePort();
   const injector = await startApp('injector', {
@@ -104,23 +113,34 @@ async function startServers(): Promise<Servers> {
     ca: ca.cert,
     logFile: join(dir, `injector-${injectorPort}.log`),
   });
-  const baselinePort = await freePort();
-  // Without the development condition it loads the built @outrigger/admission, as the injector does.
-  const baseline = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./baseline-server.ts', import.meta.url)), String(baselinePort), join(dir, 'tls.crt'), join(dir, 'tls.key')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    baseline.stdout.once('data', () => resolve());
-    baseline.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
-  });
-  return {
-    urls: { injector: `https://127.0.0.1:${injectorPort}`, baseline: `https://127.0.0.1:${baselinePort}` },
-    pids: { injector: injector.pid, baseline: baseline.pid as number },
-    stop: async () => {
-      baseline.kill();
-      await injector.stop();
-    },
-  };
+  const peers: ManagedProcess[] = [];
+  try {
+    const tls = { certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+    const ports = { baseline: await freePort(), 'agnhost-1': await freePort(), agnhost: await freePort() };
+    peers.push(await startBaselineProcess({ port: ports.baseline, ...tls, logFile: join(dir, `baseline-${ports.baseline}.log`) }));
+    // HTTP/1.1, as the API server calls a webhook behind a Service.
+    const sidecarImage = referenceProfile().container.image;
+    peers.push(await startAgnhost({ port: ports['agnhost-1'], ...tls, logFile: join(dir, `agnhost-1-${ports['agnhost-1']}.log`), sidecarImage, gomaxprocs: 1 }));
+    peers.push(await startAgnhost({ port: ports.agnhost, ...tls, logFile: join(dir, `agnhost-${ports.agnhost}.log`), sidecarImage }));
+    const [baseline, agnhost1, agnhost] = peers as [ManagedProcess, ManagedProcess, ManagedProcess];
+    return {
+      urls: {
+        injector: `https://127.0.0.1:${injectorPort}${MUTATE_PATH}`,
+        baseline: `https://127.0.0.1:${ports.baseline}${MUTATE_PATH}`,
+        'agnhost-1': `https://127.0.0.1:${ports['agnhost-1']}${AGNHOST_SIDECAR_PATH}`,
+        agnhost: `https://127.0.0.1:${ports.agnhost}${AGNHOST_SIDECAR_PATH}`,
+      },
+      pids: { injector: injector.pid, baseline: baseline.pid, 'agnhost-1': agnhost1.pid, agnhost: agnhost.pid },
+      stop: async () => {
+        for (const peer of peers) await peer.stop();
+        await injector.stop();
+      },
+    };
+  } catch (error) {
+    for (const peer of peers) await peer.stop();
+    await injector.stop();
+    throw error;
+  }
 }
 let servers = await startServers();
 
@@ -129,7 +149,7 @@ const agent = new Agent({ ca: ca.cert, keepAlive: true, maxSockets: 1 });
 function post(url: string, body: string): Promise<{ status: number; ms: number; reply: string }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/mutate`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, reply: Buffer.concat(chunks).toString('utf8') }));
@@ -148,41 +168,30 @@ async function sanity(target: Target): Promise<void> {
 }
 
 function cannon(target: Target, bodies: readonly string[], options: { duration: number }): Promise<Result> {
+  const url = new URL(servers.urls[target]);
   return autocannon({
-    url: `${servers.urls[target]}/mutate`,
+    url: url.origin,
     connections: CONNECTIONS,
     duration: options.duration,
-    requests: bodies.map((body) => ({ method: 'POST', path: '/mutate', headers: { 'content-type': 'application/json' }, body })),
+    requests: bodies.map((body) => ({ method: 'POST', path: url.pathname, headers: { 'content-type': 'application/json' }, body })),
   });
 }
 
-// CPU time a server spent, from /proc: per request it is that server's own ceiling, whatever the
-// load generator (on the same two cores) takes from it.
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS; // utime + stime
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-};
 const f = (n: number, digits = 2) => n.toFixed(digits);
 const line = (label: string, r: Result) =>
-  `${label.padEnd(34)} ${f(r.requests.average, 0).padStart(7)} req/s   p50 ${f(r.latency.p50).padStart(6)} ms   p99 ${f(r.latency.p99).padStart(6)} ms   non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
+  `${label.padEnd(38)} ${f(r.requests.average, 0).padStart(7)} req/s   p50 ${f(r.latency.p50).padStart(6)} ms   p99 ${f(r.latency.p99).padStart(6)} ms   non-2xx ${r.non2xx}  errors ${r.errors}  timeouts ${r.timeouts}`;
 const percentileLine = (p: Percentiles) => `p50 ${f(p.p50)} p90 ${f(p.p90)} p99 ${f(p.p99)} max ${f(p.max, 1)} ms`;
 const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
 
 /** One fixed-rate window per entry of `order`, with what an idle canary process saw meanwhile. */
 async function fixedRate(order: readonly Target[]): Promise<Record<Target, OpenLoopResult[]>> {
-  const results: Record<Target, OpenLoopResult[]> = { injector: [], baseline: [] };
+  const results: Record<Target, OpenLoopResult[]> = { injector: [], baseline: [], 'agnhost-1': [], agnhost: [] };
   const canary = await startStallCanary();
   const measured: [Target, OpenLoopResult, string][] = [];
   let stalls: Stall[] = [];
   try {
     for (const target of order) {
-      const { warmup, measured: r } = await openLoopInChild({ url: `${servers.urls[target]}/mutate`, ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
+      const { warmup, measured: r } = await openLoopInChild({ url: servers.urls[target], ca: ca.cert, bodies: realistic, rate: RATE, durationMs: DURATION * 1000, warmupMs: 5000 });
       measured.push([target, r, f(warmup.latency.p99)]);
     }
   } finally {
@@ -200,19 +209,15 @@ async function fixedRate(order: readonly Target[]): Promise<Record<Target, OpenL
 
 // ---- runs ---------------------------------------------------------------------------------------------
 try {
-  await sanity('injector');
-  await sanity('baseline');
+  for (const target of TARGETS) await sanity(target);
   console.log(`bodies: ${realistic.length} opted-in fixture reviews (${realistic.map((b) => b.length).join(', ')} bytes); big pod ${(big.length / 1024 / 1024).toFixed(2)} MiB`);
-  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; injector and baseline each in its own process; injector NODE_OPTIONS=${JSON.stringify(values['injector-node-options'])}`);
+  console.log(`autocannon: ${CONNECTIONS} connections, ${DURATION} s per run, node ${process.version}; each server in its own process; injector NODE_OPTIONS=${JSON.stringify(values['injector-node-options'])}`);
   console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')} (autocannon latencies are whole milliseconds)\n`);
 
-  // p99 at a fixed rate: an open loop, I B I B ..., each window after a 5 s warm-up at the same rate
-  // on the same connections, sent from a fresh process. First on servers that have seen nothing but
-  // the sanity checks (one 1.5 MiB pod each) and their warm-ups, the steady state the API server
-  // produces; then once more each after the saturated runs below. One 10 s window's p99 here is
-  // mostly decided by whether the shared machine stalls during it (the baseline's own p99 ranged
-  // 2.0–41 ms), so the verdict is the median over WINDOWS windows per server; every window, the
-  // worst and the p99 of all requests together are printed beside it.
+  // p99 at a fixed rate: an open loop, I B I B ..., each window after a warm-up at the same rate on
+  // the same connections, sent from a fresh process, on servers that have seen only the sanity checks
+  // (the steady state the API server produces). One window's p99 is mostly decided by whether the
+  // shared machine stalls during it, so the verdict is the median window (docs/performance.md).
   const fixed = await fixedRate(Array.from({ length: WINDOWS }, () => ['injector', 'baseline'] as const).flat());
   const p99s = (t: Target, results = fixed) => results[t].map((r) => f(r.latency.p99)).join(' / ');
   const medianP99 = (t: Target) => median(fixed[t].map((r) => r.latency.p99));
@@ -222,40 +227,47 @@ try {
   if (medianP99('baseline') > 5) console.log(`the baseline's own median p99 was above 5 ms too: in this run the machine's floor is above the target`);
   console.log('');
 
-  // The closed-loop runs get fresh servers too: after the fixed-rate runs above, V8 had shrunk the
-  // injector's young generation, and its first saturated runs came out 10–30 % slower.
+  // Fresh servers for the closed-loop runs: after the fixed-rate runs V8 had shrunk the injector's young generation.
   await servers.stop();
   servers = await startServers();
-  // Warm both up (JIT tiers, heap growth: a 2 s warm-up left the first measured run ~15 % slow),
-  // then A B B A B A A B, so drift in machine load hits both sides alike; the mean of four runs counts.
-  const runs: Record<Target, Result[]> = { injector: [], baseline: [] };
-  const cpuPerRequest: Record<Target, number[]> = { injector: [], baseline: [] };
-  for (const target of ['injector', 'baseline'] as const) await cannon(target, realistic, { duration: 5 });
-  for (const target of ['injector', 'baseline', 'baseline', 'injector', 'baseline', 'injector', 'injector', 'baseline'] as const) {
+  // Warm every server up (JIT tiers, heap growth), then four runs each in an order where every
+  // server goes first and last once, so drift in machine load hits all alike; the mean counts.
+  const runs: Record<Target, Result[]> = { injector: [], baseline: [], 'agnhost-1': [], agnhost: [] };
+  const cpuPerRequest: Record<Target, number[]> = { injector: [], baseline: [], 'agnhost-1': [], agnhost: [] };
+  for (const target of TARGETS) await cannon(target, realistic, { duration: 5 });
+  const ORDER: readonly Target[] = ['injector', 'baseline', 'agnhost-1', 'agnhost', 'agnhost', 'agnhost-1', 'baseline', 'injector', 'baseline', 'injector', 'agnhost', 'agnhost-1', 'agnhost-1', 'agnhost', 'injector', 'baseline'];
+  for (const target of ORDER) {
     const cpuBefore = cpuMs(servers.pids[target]);
     const r = await cannon(target, realistic, { duration: DURATION });
     const cpu = (cpuMs(servers.pids[target]) - cpuBefore) / r.requests.total;
     runs[target].push(r);
     cpuPerRequest[target].push(cpu);
-    console.log(`${line(`${target} max throughput`, r)}   server CPU ${f(cpu * 1000, 0)} µs/request`);
+    console.log(`${line(`${LABEL[target]} max throughput`, r)}   server CPU ${f(cpu * 1000, 0)} µs/request`);
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const rps = (t: Target) => mean(runs[t].map((r) => r.requests.average));
-  const ratio = rps('injector') / rps('baseline');
-  const cpuRatio = mean(cpuPerRequest.baseline) / mean(cpuPerRequest.injector);
-  console.log(`\nmean req/s: injector ${f(rps('injector'), 0)}, baseline ${f(rps('baseline'), 0)}; ratio injector/baseline: ${f(ratio)}x   target >= 0.80x   ${verdict(ratio >= 0.8)}`);
-  console.log(
-    `server CPU per request: injector ${f(mean(cpuPerRequest.injector) * 1000, 0)} µs, baseline ${f(mean(cpuPerRequest.baseline) * 1000, 0)} µs; ceiling ratio (baseline/injector CPU): ${f(cpuRatio)}x\n`,
-  );
+  const cpuUs = (t: Target) => mean(cpuPerRequest[t]) * 1000;
+  console.log(`\nmean req/s: ${TARGETS.map((t) => `${LABEL[t]} ${f(rps(t), 0)}`).join(', ')}`);
+  console.log(`server CPU per request: ${TARGETS.map((t) => `${LABEL[t]} ${f(cpuUs(t), 0)} µs`).join(', ')}`);
+  // Throughput is what the load generator on the same cores leaves each server; CPU per request is the server's own ceiling.
+  const TARGET_RATIO: Partial<Record<Target, number>> = { baseline: 0.9, 'agnhost-1': 1.0 };
+  for (const peer of ['baseline', 'agnhost-1', 'agnhost'] as const) {
+    const ratio = rps('injector') / rps(peer);
+    const goal = TARGET_RATIO[peer];
+    console.log(
+      `injector / ${LABEL[peer]}: throughput ${f(ratio)}x${goal ? `   target >= ${f(goal)}x   ${verdict(ratio >= goal)}` : ''}; per core (${LABEL[peer]} CPU / injector CPU per request): ${f(cpuUs(peer) / cpuUs('injector'))}x`,
+    );
+  }
+  console.log('');
   const afterSaturation = await fixedRate(['injector', 'baseline']);
   console.log(`(after the saturated runs: injector p99 ${p99s('injector', afterSaturation)} ms, baseline ${p99s('baseline', afterSaturation)} ms; not the target's condition)\n`);
 
-  for (const target of ['injector', 'baseline'] as const) {
+  for (const target of TARGETS) {
     for (let i = 0; i < 3; i++) await post(servers.urls[target], big);
     const times: number[] = [];
     for (let i = 0; i < 20; i++) times.push((await post(servers.urls[target], big)).ms);
     const m = median(times);
-    console.log(`${`${target} single ${(big.length / 1024 / 1024).toFixed(2)} MiB pod`.padEnd(34)} median ${f(m)} ms (min ${f(Math.min(...times))}, max ${f(Math.max(...times))}, n=20)${target === 'injector' ? `   target < 50 ms   ${verdict(m < 50)}` : ''}`);
+    console.log(`${`${LABEL[target]} single ${(big.length / 1024 / 1024).toFixed(2)} MiB pod`.padEnd(44)} median ${f(m)} ms (min ${f(Math.min(...times))}, max ${f(Math.max(...times))}, n=20)${target === 'injector' ? `   target < 50 ms   ${verdict(m < 50)}` : ''}`);
   }
 } finally {
   agent.destroy();

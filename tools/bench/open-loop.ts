@@ -53,8 +53,8 @@ export interface OpenLoopResult {
  *
  * Latency counts from the moment a request is handed to the HTTP client, as the API server's webhook
  * metric does. Node's timers fire on whole milliseconds and the sender shares the CPUs, so requests
- * leave on average ~0.7 ms after they were due; that lateness, and the latency counted from the due
- * time, are reported beside it rather than charged to the server.
+ * leave somewhat after they were due; that lateness, and the latency counted from the due time, are
+ * reported beside it rather than charged to the server.
  *
  * The warm-up matters: the API server keeps its connections to a webhook open, but a cold sender
  * opens one per request until answers come back, and that storm of TLS handshakes dominated p99.
