@@ -3,9 +3,9 @@
  * ReplicaSet controller sees it. One bare control plane; one namespace per webhook, each selected by
  * its own MutatingWebhookConfiguration, all registered as deploy/base registers the injector (only
  * the name, the URL and the namespace differ): Outrigger's injector (started as the e2e suites start
- * it), the minimal node:https webhook of baseline-server.ts, agnhost's /mutating-pods-sidecar (Go)
- * over HTTP/1.1 as the API server calls a deployed webhook and over HTTP/2 as it calls one at a
- * loopback URL, and a namespace with none. Concurrent creators send the same opted-in pod to one
+ * it), the minimal node:https webhook of baseline-server.ts (twice, for the noise floor), agnhost's
+ * /mutating-pods-sidecar (Go) over HTTP/1.1 as the API server calls a deployed webhook and over
+ * HTTP/2 as it calls one at a loopback URL, and a namespace with none. Concurrent creators send the same opted-in pod to one
  * namespace at a time, in interleaved rounds; each round gives p50/p99 per namespace and what each
  * webhook adds over the namespace without one; the verdict compares the medians of the rounds. The
  * API server's own metrics, read around each batch, split the time between the webhook calls and
@@ -43,7 +43,8 @@ const ROUNDS = Number(values.rounds);
 const PODS = Number(values.pods);
 const CONCURRENCY = Number(values.concurrency);
 
-const WEBHOOKS = ['outrigger', 'node', 'agnhost', 'agnhost-h2'] as const;
+// node-twin is a second minimal webhook: how far two equal servers' ratios swing in this run.
+const WEBHOOKS = ['outrigger', 'node', 'node-twin', 'agnhost', 'agnhost-h2'] as const;
 type Webhook = (typeof WEBHOOKS)[number];
 type Target = Webhook | 'none';
 const TARGETS: readonly Target[] = [...WEBHOOKS, 'none'];
@@ -52,6 +53,7 @@ const PEERS = ['node', 'agnhost'] as const;
 const LABEL: Record<Target, string> = {
   outrigger: 'Outrigger injector',
   node: 'minimal node:https',
+  'node-twin': 'minimal node:https, twin',
   agnhost: 'agnhost (Go), HTTP/1.1',
   'agnhost-h2': 'agnhost (Go), HTTP/2',
   none: 'no webhook',
@@ -60,11 +62,12 @@ const LABEL: Record<Target, string> = {
 const WEBHOOK_NAME: Record<Webhook, string> = {
   outrigger: 'inject.outrigger.dev',
   node: 'node-baseline.bench.outrigger.dev',
+  'node-twin': 'node-twin.bench.outrigger.dev',
   agnhost: 'agnhost.bench.outrigger.dev',
   'agnhost-h2': 'agnhost-h2.bench.outrigger.dev',
 };
 // The container each webhook adds: how the bench checks that it took effect.
-const AGENT: Record<Target, string | undefined> = { outrigger: 'xxl-agent', node: 'xxl-agent', agnhost: 'webhook-added-sidecar', 'agnhost-h2': 'webhook-added-sidecar', none: undefined };
+const AGENT: Record<Target, string | undefined> = { outrigger: 'xxl-agent', node: 'xxl-agent', 'node-twin': 'xxl-agent', agnhost: 'webhook-added-sidecar', 'agnhost-h2': 'webhook-added-sidecar', none: undefined };
 const namespaceOf = (t: Target) => `bench-${t}`;
 
 const optedIn = {
@@ -130,11 +133,12 @@ try {
       }),
     ),
     node: await started(startBaselineProcess({ port: port.node, certFile, keyFile, logFile: join(dir, 'baseline.log') })),
+    'node-twin': await started(startBaselineProcess({ port: port['node-twin'], certFile, keyFile, logFile: join(dir, 'baseline-twin.log') })),
     agnhost: await started(startAgnhost({ port: port.agnhost, certFile, keyFile, logFile: join(dir, 'agnhost.log'), sidecarImage })),
     'agnhost-h2': await started(startAgnhost({ port: port['agnhost-h2'], certFile, keyFile, logFile: join(dir, 'agnhost-h2.log'), sidecarImage, http2: true })),
     apiserver: findPid('kube-apiserver', cp.dir),
   };
-  const path: Record<Webhook, string> = { outrigger: MUTATE_PATH, node: MUTATE_PATH, agnhost: AGNHOST_SIDECAR_PATH, 'agnhost-h2': AGNHOST_SIDECAR_PATH };
+  const path: Record<Webhook, string> = { outrigger: MUTATE_PATH, node: MUTATE_PATH, 'node-twin': MUTATE_PATH, agnhost: AGNHOST_SIDECAR_PATH, 'agnhost-h2': AGNHOST_SIDECAR_PATH };
 
   // Each namespace carries the injection label; the webhooks tell them apart by name.
   for (const target of TARGETS) {
@@ -308,6 +312,8 @@ try {
     console.log(`  vs ${LABEL[peer].padEnd(24)} p99 of all rounds' creates, added: ${f(pooledAdded('outrigger') / pooledAdded(peer), 2)}×`);
     console.log(`  vs ${LABEL[peer].padEnd(24)} the API server's ms per webhook call: ${f(over((r) => r.outrigger.msPerCall).median / over((r) => r[peer].msPerCall).median, 2)}×`);
   }
+  const twin = (p: 'p50' | 'p99') => f(ratio('node-twin', 'node', p), 2);
+  console.log(`two equal minimal webhooks, twin / first (the noise floor of the ratios above): added p50 ${twin('p50')}×, p99 ${twin('p99')}×, ms per call ${f(over((r) => r['node-twin'].msPerCall).median / over((r) => r.node.msPerCall).median, 2)}×`);
   console.log(`HTTP/2 vs HTTP/1.1 to agnhost, added latency: p50 ${f(ratio('agnhost-h2', 'agnhost', 'p50'), 2)}×, p99 ${f(ratio('agnhost-h2', 'agnhost', 'p99'), 2)}×`);
 } finally {
   agent.destroy();
