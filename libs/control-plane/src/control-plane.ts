@@ -13,6 +13,8 @@ import { freePort } from './ports.js';
 export interface ControlPlaneOptions {
   /** Extra kube-apiserver flags, e.g. `--admission-control-config-file=…`. */
   readonly apiServerArgs?: readonly string[];
+  /** Extra etcd flags, e.g. `--quota-backend-bytes=…` for large benches. */
+  readonly etcdArgs?: readonly string[];
   /** Progress lines (binary build, readiness); stderr by default. */
   readonly log?: (line: string) => void;
   /** Keep the working directory (certificates, logs, etcd data) after stop. */
@@ -88,6 +90,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     `--initial-cluster=default=${peerUrl}`,
     '--unsafe-no-fsync', // test data: durability is not worth the latency
     '--log-level=warn',
+    ...(options.etcdArgs ?? []),
   ], join(dir, 'etcd.log'));
 
   const apiArgs = [

@@ -18,6 +18,8 @@ const schema = z.object({
    * agents to their own namespace; ClusterRoleBindings stay empty while they are not in force.
    */
   EXEC_GUARD_NAME: z.string().min(1).default('outrigger-agent-exec-guard'),
+  /** Pods per page of the initial list: whole pods are parsed a page at a time, so this bounds that peak. */
+  POD_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   /** /healthz fails when the view has been incomplete this long. */
   UNHEALTHY_AFTER: envField.duration('5m'),
 });
@@ -36,6 +38,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     watchDeadMs: env.WATCH_DEAD,
     unhealthyAfterMs: env.UNHEALTHY_AFTER,
     execGuardName: env.EXEC_GUARD_NAME,
+    podPageSize: env.POD_PAGE_SIZE,
   };
 });
 

@@ -117,7 +117,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.pods = this.controller.watches<PodView>('pods', {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
-      pageSize: 100,
+      pageSize: this.config.podPageSize,
       project: (pod) => projectPod(pod as never, this.profiles()),
       equals: samePodView,
       mapper: (view) => view.profiles,
