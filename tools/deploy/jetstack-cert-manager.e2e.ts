@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import { freePort, ManagedProcess, runBuildScript, servedFingerprint, startApp }
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
 import { DEPLOY_DIR, INSTALL_NAMESPACE } from './render.ts';
+import { poll, suiteKubectl } from '../e2e-support.ts';
 
 /**
  * deploy/overlays/prod-jetstack on a real kube-apiserver with Jetstack cert-manager's CRDs and
@@ -17,38 +17,12 @@ import { DEPLOY_DIR, INSTALL_NAMESPACE } from './render.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
+const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const OVERLAY = join(DEPLOY_DIR, 'overlays/prod-jetstack');
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-jetstack-e2e-'));
 const processes: ManagedProcess[] = [];
 let jetstackBin: string;
-
-function kubectl(args: readonly string[]): string {
-  try {
-    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    const e = error as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.message}`);
-  }
-}
-
-const getJson = (args: readonly string[]) => {
-  try {
-    return JSON.parse(kubectl(['get', ...args, '-o', 'json']));
-  } catch {
-    return undefined;
-  }
-};
-
-async function poll<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}; logs in ${dir}`);
-}
 
 const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
@@ -87,15 +61,21 @@ describe('overlays/prod-jetstack with Jetstack cert-manager', () => {
       processes.push(new ManagedProcess(name, join(jetstackBin, name), ['--kubeconfig', kubeconfigPath], join(dir, `${name}.log`)));
     }
     // Issued by Jetstack (an earlier suite may have left Outrigger's Secret of the same name).
-    await poll('Certificate outrigger-injector Ready', () =>
-      getJson(['certificates.cert-manager.io', 'outrigger-injector', '-n', ns])?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ? true : undefined,
+    await poll(
+      `Certificate outrigger-injector Ready (logs in ${dir})`,
+      () => (getJson(['certificates.cert-manager.io', 'outrigger-injector', '-n', ns])?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ? true : undefined),
+      60_000,
     );
     const secret = getJson(['secret', 'outrigger-injector-tls', '-n', ns]);
     expect(secret.metadata.annotations['cert-manager.io/certificate-name']).toBe('outrigger-injector');
-    const caBundle = await poll('the caBundle', () => {
-      const bundle = getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0]?.clientConfig?.caBundle as string | undefined;
-      return bundle && decode(bundle) === decode(secret.data['ca.crt']) ? bundle : undefined;
-    });
+    const caBundle = await poll(
+      `the caBundle (logs in ${dir})`,
+      () => {
+        const bundle = getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0]?.clientConfig?.caBundle as string | undefined;
+        return bundle && decode(bundle) === decode(secret.data['ca.crt']) ? bundle : undefined;
+      },
+      60_000,
+    );
 
     const leaf = new X509Certificate(decode(secret.data['tls.crt']));
     const ca = new X509Certificate(decode(caBundle));

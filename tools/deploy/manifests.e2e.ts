@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
@@ -8,6 +7,7 @@ import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
+import { suiteKubectl } from '../e2e-support.ts';
 
 /**
  * The manifests against a real kube-apiserver (RBAC authorizer): every base and overlay passes a
@@ -16,15 +16,7 @@ import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-
-function kubectl(args: readonly string[], input?: string): string {
-  try {
-    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
-  } catch (error) {
-    const e = error as { stderr?: string; stdout?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.stdout ?? ''}${e.message}`);
-  }
-}
+const { kubectl } = suiteKubectl(kubeconfigPath, binDir);
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plan
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
+import { poll, suiteKubectl } from '../e2e-support.ts';
 
 /**
  * Re-applying an overlay over the MutatingWebhookConfiguration as the real cert-manager
@@ -16,19 +16,11 @@ import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
+const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const OVERLAY = join(DEPLOY_DIR, 'overlays/prod');
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-reapply-e2e-'));
 let cm: ManagedProcess | undefined;
-
-function kubectl(args: readonly string[]): string {
-  try {
-    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    const e = error as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.message}`);
-  }
-}
 
 interface LiveWebhook {
   readonly failurePolicy: string;
@@ -36,21 +28,7 @@ interface LiveWebhook {
 }
 
 function liveWebhook(): LiveWebhook | undefined {
-  try {
-    return JSON.parse(kubectl(['get', 'mutatingwebhookconfiguration', 'outrigger-injector', '-o', 'json'])).webhooks[0];
-  } catch {
-    return undefined;
-  }
-}
-
-async function poll<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  return getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0];
 }
 
 /** The cert-manager with the shipped Deployment's settings, plus `env`. */

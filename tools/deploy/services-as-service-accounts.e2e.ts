@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
@@ -11,6 +10,7 @@ import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
+import { poll, suiteKubectl } from '../e2e-support.ts';
 
 /**
  * The built cert-manager, injector and rbac-syncer, each authenticated as its own ServiceAccount (a
@@ -20,20 +20,12 @@ import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
+const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-deploy-e2e-'));
 // RBAC, and the exec guard the rbac-syncer needs in force before it binds anyone cluster-wide.
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 const apps: ManagedProcess[] = [];
-
-function kubectl(args: readonly string[], input?: string): string {
-  try {
-    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
-  } catch (error) {
-    const e = error as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.message}`);
-  }
-}
 
 /** A kubeconfig for the same API server that authenticates as the ServiceAccount only. */
 function serviceAccountKubeconfig(serviceAccount: string): string {
@@ -77,24 +69,6 @@ function fetchReadyz(port: number, ca: string, servername: string): Promise<stri
     request.on('error', reject);
   });
 }
-
-async function poll<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const getJson = (args: readonly string[]) => {
-  try {
-    return JSON.parse(execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, 'get', ...args, '-o', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
-  } catch {
-    return undefined;
-  }
-};
 
 beforeAll(() => {
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);

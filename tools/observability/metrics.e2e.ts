@@ -15,13 +15,12 @@ import {
   expressions,
   matcherLabels,
   metricNames,
-  parseExposition,
   prometheusOperatorCrds,
   renderComponent,
   resolvePromtool,
-  sampleNames,
-  type Exposition,
 } from './observability.ts';
+import { parseExposition, sampleNames, type Exposition } from './exposition.ts';
+import { poll, suiteKubectl } from '../e2e-support.ts';
 
 /**
  * The three built services against the suite's API server, in a namespace of their own: what the
@@ -29,6 +28,7 @@ import {
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
+const { kubectl } = suiteKubectl(kubeconfigPath, binDir);
 const ns = 'outrigger-observability-e2e';
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-observability-e2e-'));
 const WEBHOOKS = 'outrigger-observability-e2e';
@@ -36,16 +36,6 @@ const PROFILE = 'observability-e2e';
 const apps: ManagedProcess[] = [];
 const metricsUrls = new Map<AppName, string>();
 const ca = issueCertificate({ commonName: 'observability-e2e-ca', usage: 'ca', lifetimeMs: 86_400_000 });
-
-function kubectl(args: readonly string[], input?: string): string {
-  try {
-    // The API server's /metrics outgrows execFileSync's 1 MiB default.
-    return execFileSync(kubectlBin, ['--kubeconfig', kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
-  } catch (error) {
-    const e = error as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')} failed:\n${e.stderr ?? ''}${e.message}`);
-  }
-}
 
 /** GET over http, or https trusting the test CA. */
 function get(url: string): Promise<string> {
@@ -56,16 +46,6 @@ function get(url: string): Promise<string> {
       response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
     }).on('error', reject);
   });
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function start(name: AppName, env: Record<string, string>, scheme: 'http' | 'https' = 'http'): Promise<void> {
@@ -115,7 +95,7 @@ async function scrapeAll(): Promise<Map<AppName, string>> {
     injector: /^outrigger_injector_serving_certificate_expiry_timestamp_seconds \d+/m,
   };
   const scrapes = new Map<AppName, string>();
-  for (const [name, url] of metricsUrls) scrapes.set(name, await eventually(`${name} metrics`, async () => ((await get(url)).match(ready[name]) ? get(url) : undefined)));
+  for (const [name, url] of metricsUrls) scrapes.set(name, await poll(`${name} metrics`, async () => ((await get(url)).match(ready[name]) ? get(url) : undefined), 60_000));
   return scrapes;
 }
 
@@ -130,7 +110,7 @@ describe('metrics the component reads are the metrics the services export', () =
 
     const promtool = await resolvePromtool();
     for (const [name, text] of scrapes) {
-      const clashing = parseExposition(text).samples.filter((s) => s.labels.some((l) => TARGET_LABELS.includes(l)));
+      const clashing = parseExposition(text).samples.filter((s) => Object.keys(s.labels).some((l) => TARGET_LABELS.includes(l)));
       expect(clashing, name).toEqual([]);
       // promtool exits 1 on any finding, the Node.js runtime metrics' included: only ours must be clean.
       let lint = '';
@@ -167,7 +147,7 @@ describe('metrics the component reads are the metrics the services export', () =
     const pod = stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: ns }, spec: { containers: [{ name: 'app', image: 'busybox' }] } });
     // The API server picks up webhook configurations asynchronously.
     let last = '';
-    await eventually('the API server to call the webhooks', async () => {
+    await poll('the API server to call the webhooks', async () => {
       try {
         last = kubectl(['create', '--dry-run=server', '-f', '-'], pod);
         return undefined;
@@ -175,7 +155,7 @@ describe('metrics the component reads are the metrics the services export', () =
         last = (error as Error).message;
         return /failed calling webhook "down\./.test(last) ? true : undefined;
       }
-    }).catch((e: Error) => Promise.reject(new Error(`${e.message}; last: ${last}`)));
+    }, 60_000).catch((e: Error) => Promise.reject(new Error(`${e.message}; last: ${last}`)));
 
     const exposition: Exposition = parseExposition(kubectl(['get', '--raw', '/metrics']));
     const exprs = expressions(renderComponent(kubectlBin));
@@ -188,7 +168,7 @@ describe('metrics the component reads are the metrics the services export', () =
     const exported = sampleNames(exposition.types);
     for (const metric of referenced) {
       expect(exported, metric).toContain(metric);
-      const labels = new Set(exposition.samples.filter((s) => s.name === metric).flatMap((s) => s.labels));
+      const labels = new Set(exposition.samples.filter((s) => s.name === metric).flatMap((s) => Object.keys(s.labels)));
       expect([...matcherLabels(exprs, metric)].filter((l) => !labels.has(l)), `${metric} has no such label`).toEqual([]);
     }
   });
