@@ -1,31 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { histogramDelta, histogramTotal, parseSamples } from './exposition-values.js';
+import { parseSamples } from '../observability/exposition.js';
+import { histogramDelta, histogramTotal } from './exposition-values.js';
 
-const text = `# HELP apiserver_admission_webhook_admission_duration_seconds [STABLE] Admission webhook latency
-# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
-apiserver_admission_webhook_admission_duration_seconds_bucket{name="inject.outrigger.dev",operation="CREATE",rejected="false",type="admit",le="0.005"} 3
-apiserver_admission_webhook_admission_duration_seconds_sum{name="inject.outrigger.dev",operation="CREATE",rejected="false",type="admit"} 0.012
-apiserver_admission_webhook_admission_duration_seconds_count{name="inject.outrigger.dev",operation="CREATE",rejected="false",type="admit"} 4
-apiserver_admission_webhook_admission_duration_seconds_sum{name="inject.outrigger.dev",operation="CREATE",rejected="true",type="admit"} 0.5
-apiserver_admission_webhook_admission_duration_seconds_count{name="inject.outrigger.dev",operation="CREATE",rejected="true",type="admit"} 1
-apiserver_admission_webhook_admission_duration_seconds_sum{name="peer.example.com",operation="CREATE",rejected="false",type="admit"} 0.02
-apiserver_admission_webhook_admission_duration_seconds_count{name="peer.example.com",operation="CREATE",rejected="false",type="admit"} 2
-some_counter{path="a \\"quoted\\" \\\\ value, with } and =",code="200"} 1.5e+03
-untyped 7
-`;
-
-describe('parseSamples', () => {
-  it('reads every sample with its decoded label values', () => {
-    const samples = parseSamples(text);
-    expect(samples).toHaveLength(9);
-    expect(samples.find((s) => s.name === 'some_counter')).toEqual({ name: 'some_counter', labels: { path: 'a "quoted" \\ value, with } and =', code: '200' }, value: 1500 });
-    expect(samples.at(-1)).toEqual({ name: 'untyped', labels: {}, value: 7 });
-  });
-
-  it('keeps only the families asked for', () => {
-    expect(parseSamples(text, ['untyped', 'some_']).map((s) => s.name)).toEqual(['some_counter', 'untyped']);
-  });
-});
+// A scrape of the API server's webhook histogram, plus escaped label values and an untyped sample.
+const text = readFileSync(new URL('../observability/fixtures/exposition.prom', import.meta.url), 'utf8');
 
 describe('histogramTotal', () => {
   it('sums count and sum over the series carrying the labels', () => {

@@ -1,30 +1,4 @@
-/** One sample of a Prometheus text exposition, with its label values. */
-export interface Sample {
-  readonly name: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: number;
-}
-
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/;
-const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
-const UNESCAPE: Record<string, string> = { n: '\n', '\\': '\\', '"': '"' };
-
-/**
- * The samples of a text exposition (tools/observability's parseExposition keeps only names and label
- * names), with escaped label values decoded. `families` keeps only samples whose name starts with one of them.
- */
-export function parseSamples(text: string, families: readonly string[] = []): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || (families.length > 0 && !families.some((f) => line.startsWith(f)))) continue;
-    const match = SAMPLE.exec(line);
-    if (!match) continue;
-    const labels: Record<string, string> = {};
-    for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL)) labels[key as string] = (raw as string).replace(/\\(.)/g, (_, c: string) => UNESCAPE[c] ?? c);
-    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
+import type { Sample } from '../observability/exposition.js';
 
 /** A histogram's observation count and sum of the series that carry `match`'s labels, summed. */
 export interface HistogramTotal {

@@ -25,7 +25,8 @@ import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profi
 import { freePort, kubeConfigFrom, type ManagedProcess, startApp, startControlPlane } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { deployedNodeOptions, readDeployFile } from '../deploy/render.js';
-import { histogramDelta, histogramTotal, parseSamples, type HistogramTotal, type Sample } from './exposition-values.js';
+import { parseSamples, type Sample } from '../observability/exposition.js';
+import { histogramDelta, histogramTotal, type HistogramTotal } from './exposition-values.js';
 import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess } from './peers.js';
 import { cpuMs, findPid } from './proc.js';
 import { quantile, spread, type Spread } from './stats.js';

@@ -9,6 +9,12 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
+/** A `kB` field of /proc/<pid>/status (`VmRSS`, `VmHWM`), in bytes. */
+export function procStatusBytes(pid: number, field: string): number {
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb ?? 0) * 1024;
+}
+
 /** The PID of the one process whose command line contains every part (processes started elsewhere, e.g. by the control-plane lib). */
 export function findPid(...parts: readonly string[]): number {
   const found = readdirSync('/proc')

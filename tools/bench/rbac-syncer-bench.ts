@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,6 +9,8 @@ import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profi
 import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
 import { deployedNodeOptions } from '../deploy/render.js';
+import { parseSamples } from '../observability/exposition.js';
+import { procStatusBytes } from './proc.js';
 import { quantile, spread } from './stats.js';
 import { settle, type PendingChange } from './subject-changes.js';
 
@@ -101,7 +103,7 @@ try {
       }
       const converged = (Date.now() - started) / 1000;
       const writes = bindingWrites(await (await fetch(`${syncer.url}/metrics`)).text());
-      const hwm = procStatus(syncer.process.pid, 'VmHWM') / MiB;
+      const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
       await stopSyncer(syncer.process);
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
@@ -181,7 +183,7 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
   const start = Date.now();
   const tick = 1000 / churnRate;
   let k = 0;
-  const sampler = setInterval(() => rssSamples.push(procStatus(syncer.process.pid, 'VmRSS') / MiB), 1000);
+  const sampler = setInterval(() => rssSamples.push(procStatusBytes(syncer.process.pid, 'VmRSS') / MiB), 1000);
   while (Date.now() - start < churnSeconds * 1000) {
     const changing = k % 10 < changingPerTen;
     k++;
@@ -247,7 +249,7 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
   counting = false;
   watch.abort();
   const unsettled = pending.size;
-  const hwm = procStatus(syncer.process.pid, 'VmHWM') / MiB;
+  const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
   const metricWrites = bindingWrites(await (await fetch(`${syncer.url}/metrics`)).text());
   await stopSyncer(syncer.process);
 
@@ -310,14 +312,9 @@ function podBody(name: string, namespace: string) {
 }
 
 function bindingWrites(metrics: string): number {
-  return [...metrics.matchAll(/^outrigger_rbac_syncer_api_writes_total\{([^}]*)\} (\d+)/gm)]
-    .filter((m) => /clusterrolebinding/i.test(m[1] ?? ''))
-    .reduce((sum, m) => sum + Number(m[2]), 0);
-}
-
-function procStatus(pid: number, field: string): number {
-  const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb ?? 0) * 1024;
+  return parseSamples(metrics, ['outrigger_rbac_syncer_api_writes_total'])
+    .filter((s) => s.labels['kind'] === 'ClusterRoleBinding')
+    .reduce((sum, s) => sum + s.value, 0);
 }
 
 function describe(config: { pageSize: number; nodeOptions: string }): string {

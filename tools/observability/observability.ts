@@ -76,27 +76,3 @@ export function matcherLabels(exprs: readonly string[], metric: string): Set<str
   const selectors = exprs.flatMap((e) => [...e.matchAll(new RegExp(`\\b${metric}\\{([^}]*)\\}`, 'g'))].map((m) => m[1] ?? ''));
   return new Set(selectors.flatMap((s) => [...s.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)].map((m) => m[1] ?? '')));
 }
-
-/** A Prometheus text exposition: each family's type, and each sample's name and label names. */
-export interface Exposition {
-  readonly types: ReadonlyMap<string, string>;
-  readonly samples: readonly { readonly name: string; readonly labels: readonly string[] }[];
-}
-
-export function parseExposition(text: string): Exposition {
-  const types = new Map<string, string>();
-  const samples: { name: string; labels: string[] }[] = [];
-  for (const line of text.split('\n')) {
-    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (type) types.set(type[1] ?? '', type[2] ?? '');
-    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+/.exec(line);
-    if (sample) samples.push({ name: sample[1] ?? '', labels: [...(sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1] ?? '') });
-  }
-  return { types, samples };
-}
-
-/** The sample names a family exports: histograms and summaries add their suffixes. */
-export function sampleNames(types: ReadonlyMap<string, string>): Set<string> {
-  const suffixes: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['', '_sum', '_count'] };
-  return new Set([...types].flatMap(([name, type]) => (suffixes[type] ?? ['']).map((s) => name + s)));
-}
