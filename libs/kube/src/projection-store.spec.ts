@@ -35,8 +35,39 @@ describe('ProjectionStore', () => {
   });
 
   it('uses the given equality', () => {
-    const store = new ProjectionStore<{ v: number; noise: number }>((a, b) => a.v === b.v);
+    const store = new ProjectionStore<{ v: number; noise: number }>({ equals: (a, b) => a.v === b.v });
     store.set('a', { v: 1, noise: 1 });
     expect(store.set('a', { v: 1, noise: 2 })).toBeUndefined();
+  });
+
+  it('counts index keys as projections come, change and go, also through replace()', () => {
+    const store = new ProjectionStore<{ sa: string; live: boolean }>({ index: (v) => (v.live ? [v.sa] : []) });
+    store.set('ns/a', { sa: 'x', live: true });
+    store.set('ns/b', { sa: 'x', live: true });
+    store.set('ns/c', { sa: 'y', live: true });
+    expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
+    store.delete('ns/a');
+    expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
+    store.set('ns/b', { sa: 'x', live: false });
+    expect([...store.indexKeys()]).toEqual(['y']);
+    store.replace(new Map([['ns/d', { sa: 'z', live: true }]]));
+    expect([...store.indexKeys()]).toEqual(['z']);
+    store.set('ns/d', undefined);
+    expect([...store.indexKeys()]).toEqual([]);
+  });
+
+  it('keeps one instance of projections with the same share key, for as long as an object holds it', () => {
+    const store = new ProjectionStore<{ sa: string }>({ share: (v) => v.sa });
+    store.set('ns/a', { sa: 'x' });
+    store.set('ns/b', { sa: 'x' });
+    expect(store.get('ns/b')).toBe(store.get('ns/a'));
+    store.delete('ns/a');
+    store.delete('ns/b');
+    const fresh = { sa: 'x' };
+    store.set('ns/c', fresh);
+    expect(store.get('ns/c')).toBe(fresh); // the last holder went: not the old instance
+    store.set('ns/c', { sa: 'y' });
+    store.set('ns/d', { sa: 'x' });
+    expect(store.get('ns/d')).not.toBe(fresh);
   });
 });

@@ -10,10 +10,32 @@ export type ProjectionChange<P> =
  * changed, and nothing when a new projection equals the stored one, so consumers are not woken
  * by status churn in fields they do not project.
  */
+export interface ProjectionStoreOptions<P> {
+  /** Projection equality; deep equality by default. */
+  readonly equals?: (a: P, b: P) => boolean;
+  /**
+   * Files each projection under keys (as client-go's indexers do), so a consumer can ask which
+   * keys are in use without walking every projection.
+   */
+  readonly index?: (value: P) => readonly string[];
+  /**
+   * Projections with the same share key are equal: the store keeps one instance of them, so
+   * thousands of objects that project alike (pods of one ServiceAccount) cost one projection.
+   */
+  readonly share?: (value: P) => string;
+}
+
 export class ProjectionStore<P> {
   private readonly items = new Map<string, P>();
+  /** Index key → how many stored projections carry it. */
+  private readonly counts = new Map<string, number>();
+  /** Share key → the one instance stored for it, and how many objects hold it. */
+  private readonly shared = new Map<string, { readonly value: P; refs: number }>();
+  private readonly equals: (a: P, b: P) => boolean;
 
-  constructor(private readonly equals: (a: P, b: P) => boolean = isDeepStrictEqual) {}
+  constructor(private readonly options: ProjectionStoreOptions<P> = {}) {
+    this.equals = options.equals ?? isDeepStrictEqual;
+  }
 
   get(key: string): P | undefined {
     return this.items.get(key);
@@ -35,11 +57,19 @@ export class ProjectionStore<P> {
     return [...this.items.entries()];
   }
 
+  /** The index keys at least one stored projection carries. */
+  indexKeys(): IterableIterator<string> {
+    return this.counts.keys();
+  }
+
   /** Stores `value` under `key`; `undefined` (the object is not of interest) removes the key. */
   set(key: string, value: P | undefined): ProjectionChange<P> | undefined {
     if (value === undefined) return this.delete(key);
     const old = this.items.get(key);
+    value = this.hold(value);
     this.items.set(key, value);
+    if (old !== undefined) this.release(old);
+    this.reindex(old, value);
     if (old === undefined) return { type: 'add', key, value };
     return this.equals(old, value) ? undefined : { type: 'update', key, value, old };
   }
@@ -48,7 +78,40 @@ export class ProjectionStore<P> {
     const old = this.items.get(key);
     if (old === undefined) return undefined;
     this.items.delete(key);
+    this.release(old);
+    this.reindex(old, undefined);
     return { type: 'delete', key, old };
+  }
+
+  /** The shared instance equal to `value`, held once more. */
+  private hold(value: P): P {
+    if (!this.options.share) return value;
+    const key = this.options.share(value);
+    const entry = this.shared.get(key);
+    if (!entry) {
+      this.shared.set(key, { value, refs: 1 });
+      return value;
+    }
+    entry.refs++;
+    return entry.value;
+  }
+
+  private release(value: P): void {
+    if (!this.options.share) return;
+    const key = this.options.share(value);
+    const entry = this.shared.get(key);
+    if (entry && --entry.refs === 0) this.shared.delete(key);
+  }
+
+  private reindex(old: P | undefined, value: P | undefined): void {
+    const index = this.options.index;
+    if (!index) return;
+    for (const key of old === undefined ? [] : index(old)) {
+      const count = (this.counts.get(key) ?? 0) - 1;
+      if (count > 0) this.counts.set(key, count);
+      else this.counts.delete(key);
+    }
+    for (const key of value === undefined ? [] : index(value)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 
   /**

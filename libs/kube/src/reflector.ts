@@ -3,7 +3,7 @@ import { Backoff, type BackoffOptions } from './backoff.js';
 import { objectKey, type KubeObject } from './kube-object.js';
 import type { KubeClient } from './kube-request.js';
 import { listPages } from './list-pages.js';
-import { ProjectionStore, type ProjectionChange } from './projection-store.js';
+import { ProjectionStore, type ProjectionChange, type ProjectionStoreOptions } from './projection-store.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
 
 export interface ReflectorOptions<P> {
@@ -33,7 +33,11 @@ export interface ReflectorOptions<P> {
   /** Delay between attempts after errors; 1 s doubling to 30 s, 50 % jitter by default. */
   readonly backoff?: Partial<BackoffOptions>;
   /** Projection equality; updates that change nothing are not delivered. Deep equality by default. */
-  readonly equals?: (a: P, b: P) => boolean;
+  readonly equals?: ProjectionStoreOptions<P>['equals'];
+  /** Files each projection under keys, counted as projections come and go; see indexKeys(). */
+  readonly index?: ProjectionStoreOptions<P>['index'];
+  /** Keeps one instance of projections with the same key; see ProjectionStoreOptions. */
+  readonly share?: ProjectionStoreOptions<P>['share'];
   readonly onAdd?: (key: string, value: P) => void;
   readonly onUpdate?: (key: string, value: P, old: P) => void;
   readonly onDelete?: (key: string, old: P) => void;
@@ -98,7 +102,7 @@ export class Reflector<P> {
     private readonly kc: KubeClient,
     private readonly options: ReflectorOptions<P>,
   ) {
-    this.store = new ProjectionStore(options.equals);
+    this.store = new ProjectionStore({ equals: options.equals, index: options.index, share: options.share });
     this.backoff = new Backoff({ ...DEFAULT_BACKOFF, ...options.backoff });
     let resolve!: () => void;
     let reject!: (e: Error) => void;
@@ -158,6 +162,11 @@ export class Reflector<P> {
 
   get size(): number {
     return this.store.size;
+  }
+
+  /** The index keys (see ReflectorOptions.index) at least one stored projection carries. */
+  indexKeys(): IterableIterator<string> {
+    return this.store.indexKeys();
   }
 
   private async run(): Promise<void> {

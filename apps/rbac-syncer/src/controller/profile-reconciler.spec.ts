@@ -2,6 +2,7 @@ import { referenceProfile } from '@outrigger/agent-profiles';
 import type { KubeObject } from '@outrigger/kube';
 import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { liveSubjects, podSubjectKeys } from '../desired/live-subjects.js';
 import type { PodView } from '../desired/pod-view.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import { ProfileReconciler } from './profile-reconciler.js';
@@ -11,9 +12,13 @@ const XXL_JOB_PROFILE = referenceProfile();
 // An in-memory API server for the calls the reconciler makes.
 const store = new Map<string, KubeObject>();
 const writes: string[] = [];
+const reads: string[] = [];
 const keyOf = (o: { kind?: string; name?: string; namespace?: string }) => `${o.kind}/${o.namespace ?? ''}/${o.name}`;
 vi.mock('@outrigger/kube', () => ({
-  readObject: async (_kc: unknown, ref: { kind: string; name: string; namespace?: string }) => structuredClone(store.get(keyOf(ref))),
+  readObject: async (_kc: unknown, ref: { kind: string; name: string; namespace?: string }) => {
+    reads.push(keyOf(ref));
+    return structuredClone(store.get(keyOf(ref)));
+  },
   applyObject: async (_kc: unknown, obj: KubeObject) => {
     const key = keyOf({ kind: obj.kind, name: obj.metadata?.name, namespace: obj.metadata?.namespace });
     writes.push(key);
@@ -27,25 +32,29 @@ vi.mock('@outrigger/kube', () => ({
   listObjects: async (_kc: unknown, type: { kind: string }) => [...store.values()].filter((o) => o.kind === type.kind).map((o) => structuredClone(o)),
 }));
 
-const pod = (namespace: string): PodView => ({ namespace, name: 'p', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
+const pod = (namespace: string): PodView => ({ namespace, serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
 
 describe('ProfileReconciler', () => {
   let pods: PodView[];
   let now: number;
   let events: { normal: ReturnType<typeof vi.fn>; warning: ReturnType<typeof vi.fn> };
   let guardProblem: string | undefined;
+  /** What the ClusterRole watch has seen, by name. */
+  let watchedRoles: Map<string, { profile: string; rules: unknown }>;
   let reconciler: ProfileReconciler;
 
   beforeEach(() => {
     store.clear();
     writes.length = 0;
+    reads.length = 0;
+    watchedRoles = new Map();
     pods = [];
     now = 1_000_000;
     events = { normal: vi.fn(async () => undefined), warning: vi.fn(async () => undefined) };
     guardProblem = undefined;
     reconciler = new ProfileReconciler({
       kc: {} as never,
-      view: { pods: () => pods, labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true, execGuardProblem: () => guardProblem },
+      view: { liveSubjects: (profile) => liveSubjects(new Set(pods.flatMap(podSubjectKeys)), profile), labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true, execGuardProblem: () => guardProblem, ownClusterRole: (name) => watchedRoles.get(name) },
       protectedNamespaces: ['kube-system'],
       graceMs: 60_000,
       events: events as never,
@@ -60,7 +69,7 @@ describe('ProfileReconciler', () => {
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(2);
     expect(writes).toEqual(['ClusterRole//xxl-agent-exec', 'ClusterRoleBinding//xxl-agent-exec']);
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0);
-    pods = [pod('a'), { ...pod('a'), name: 'q' }]; // same ServiceAccount: no change
+    pods = [pod('a'), pod('a')]; // same ServiceAccount: no change
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(0);
     pods = [pod('a'), pod('b')];
     expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1);
@@ -70,6 +79,19 @@ describe('ProfileReconciler', () => {
       { kind: 'ServiceAccount', name: 'default', namespace: 'b' },
     ]);
     expect(events.normal).toHaveBeenLastCalledWith(expect.objectContaining({ kind: 'ClusterRoleBinding' }), 'SubjectsChanged', expect.stringContaining('added b/default'));
+  });
+
+  it('reads the ClusterRole only when the watch has not seen it as the profile wants it', async () => {
+    pods = [pod('a')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    const rules = (store.get('ClusterRole//xxl-agent-exec') as { rules: unknown }).rules;
+    watchedRoles.set('xxl-agent-exec', { profile: 'xxl-job', rules });
+    reads.length = 0;
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    expect(reads).toEqual(['ClusterRoleBinding//xxl-agent-exec']);
+    watchedRoles.set('xxl-agent-exec', { profile: 'xxl-job', rules: [] }); // edited by hand
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    expect(reads).toEqual(['ClusterRoleBinding//xxl-agent-exec', 'ClusterRole//xxl-agent-exec', 'ClusterRoleBinding//xxl-agent-exec']);
   });
 
   it('keeps the ClusterRoleBinding empty while the exec guard is not in force, says so once, and restores it after', async () => {

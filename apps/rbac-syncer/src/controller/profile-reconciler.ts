@@ -1,7 +1,6 @@
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { applyObject, deleteObject, listObjects, readObject, type EventRecorder, type KubeObject, type KubeClient } from '@outrigger/kube';
 import { desiredSubjects } from '../desired/desired-subjects.js';
-import type { PodView } from '../desired/pod-view.js';
 import {
   desiredClusterRole,
   desiredClusterRoleBinding,
@@ -20,11 +19,14 @@ import { diffSubjects, normalizeSubjects, subjectKey, type SaSubject } from '../
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 
 export interface ClusterView {
-  pods(): Iterable<PodView>;
+  /** The ServiceAccounts with a live pod carrying the profile's agent (none for a retired binding). */
+  liveSubjects(profile: string): Iterable<SaSubject>;
   labelledNamespaces(): ReadonlySet<string>;
   viewComplete(): boolean;
   /** Why the exec guard is not in force (see execGuardProblem), or undefined when it is. */
   execGuardProblem(): string | undefined;
+  /** Our ClusterRole of that name as the watch last saw it (its profile label and rules); undefined if not ours or not seen. */
+  ownClusterRole(name: string): { readonly profile: string; readonly rules: unknown } | undefined;
 }
 
 export interface ReconcilerDeps {
@@ -94,7 +96,7 @@ export class ProfileReconciler {
     const profile = podsOf;
     const out = desiredSubjects({
       profile,
-      pods: this.deps.view.pods(),
+      live: this.deps.view.liveSubjects(profile),
       labelledNamespaces: this.deps.view.labelledNamespaces(),
       protectedNamespaces: this.deps.protectedNamespaces,
       current,
@@ -109,6 +111,9 @@ export class ProfileReconciler {
 
   private async ensureClusterRole(profile: string, rbac: ProfileRbac): Promise<number> {
     const desired = desiredClusterRole(profile, rbac);
+    // Up to date as last watched: any later change to it is queued by that watch, so no read is needed.
+    const watched = this.deps.view.ownClusterRole(rbac.clusterRole);
+    if (watched?.profile === profile && sameRules(watched.rules, desired.rules)) return 0;
     const stored = await readObject<KubeObject & { rules?: unknown }>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: rbac.clusterRole });
     if (stored && !isManaged(stored.metadata?.labels)) {
       this.warnOnce(`ClusterRole ${rbac.clusterRole}`, `ClusterRole ${rbac.clusterRole} exists without ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}: left alone (not ours)`);

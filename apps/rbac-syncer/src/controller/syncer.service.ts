@@ -18,7 +18,8 @@ import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrig
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
-import { projectPod, samePodView, type PodView } from '../desired/pod-view.js';
+import { liveSubjects, podSubjectKeys } from '../desired/live-subjects.js';
+import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import { ProfileReconciler } from './profile-reconciler.js';
@@ -120,6 +121,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       pageSize: this.config.podPageSize,
       project: (pod) => projectPod(pod as never, this.profiles()),
       equals: samePodView,
+      // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have live pods.
+      share: podViewKey,
+      index: podSubjectKeys,
       mapper: (view) => view.profiles,
     });
     this.namespaces = this.controller.watches<true>('namespaces', {
@@ -129,7 +133,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     });
     // Our own bindings and roles: a hand edit is repaired at once, not at the next resync.
     this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
-    this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
+    const clusterRoles = this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
     if (fromApi) {
       this.profileObjects = this.controller.watches<ProfileObjectView>(AGENT_PROFILE_PLURAL, {
         path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
@@ -149,10 +153,16 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.reconciler = new ProfileReconciler({
       kc: this.kc,
       view: {
-        pods: () => this.pods.entries().map(([, v]) => v),
+        liveSubjects: (profile) => liveSubjects(this.pods.indexKeys(), profile),
         labelledNamespaces: () => new Set(this.namespaces.keys()),
         viewComplete: () => this.viewComplete(),
         execGuardProblem: () => this.execGuardProblem(),
+        ownClusterRole: (name) => {
+          const projection = clusterRoles.get(name);
+          if (projection === undefined) return undefined;
+          const [profile, rules] = JSON.parse(projection) as [string, unknown];
+          return { profile, rules };
+        },
       },
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       graceMs: this.config.graceMs,

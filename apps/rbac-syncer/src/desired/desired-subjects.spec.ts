@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { desiredSubjects, type DesiredSubjectsInput } from './desired-subjects.js';
+import { liveSubjects, podSubjectKeys } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 import type { SaSubject } from './subjects.js';
 
 const pod = (namespace: string, serviceAccount = 'default', extra: Partial<PodView> = {}): PodView => ({
   namespace,
-  name: `p-${Math.random().toString(16).slice(2, 8)}`,
   serviceAccount,
   profiles: ['xxl-job'],
   deleting: false,
@@ -14,10 +14,11 @@ const pod = (namespace: string, serviceAccount = 'default', extra: Partial<PodVi
 });
 const sa = (namespace: string, name = 'default'): SaSubject => ({ kind: 'ServiceAccount', namespace, name });
 
-function input(over: Partial<DesiredSubjectsInput>): DesiredSubjectsInput {
+/** The input as the syncer builds it: pods filed in the pod store's index, the live subjects read back. */
+function input({ pods = [], ...over }: Partial<Omit<DesiredSubjectsInput, 'live'>> & { pods?: readonly PodView[] }): DesiredSubjectsInput {
   return {
     profile: 'xxl-job',
-    pods: [],
+    live: liveSubjects(new Set(pods.flatMap(podSubjectKeys)), over.profile ?? 'xxl-job'),
     labelledNamespaces: new Set(['a', 'b', 'c', 'kube-system', 'outrigger-system']),
     protectedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'outrigger-system'],
     current: [],
@@ -90,7 +91,6 @@ describe('desiredSubjects', () => {
     const ns = fc.constantFrom('a', 'b', 'c', 'kube-system', 'x');
     const podArb = fc.record({
       namespace: ns,
-      name: fc.string({ minLength: 1, maxLength: 4 }),
       serviceAccount: fc.constantFrom('default', 'agent', 'job'),
       profiles: fc.subarray(['xxl-job', 'other']),
       deleting: fc.boolean(),

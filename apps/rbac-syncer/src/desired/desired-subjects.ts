@@ -1,11 +1,10 @@
-import type { PodView } from './pod-view.js';
 import { normalizeSubjects, subjectKey, type SaSubject } from './subjects.js';
 
 export interface DesiredSubjectsInput {
   /** The profile whose binding this is. */
   readonly profile: string;
-  /** Every pod the syncer knows of (any profile); order does not matter. */
-  readonly pods: Iterable<PodView>;
+  /** The ServiceAccounts with a live (not deleting) pod carrying this profile's agent, in any namespace; see liveSubjects. */
+  readonly live: Iterable<SaSubject>;
   /** Namespaces carrying outrigger.dev/injection=enabled. */
   readonly labelledNamespaces: ReadonlySet<string>;
   /** Never bound, whatever their labels say (kube-system, …, the syncer's own namespace). */
@@ -44,11 +43,7 @@ export function desiredSubjects(input: DesiredSubjectsInput): DesiredSubjects {
   const blocked = new Set(input.protectedNamespaces);
   const allowed = (ns: string) => input.labelledNamespaces.has(ns) && !blocked.has(ns);
   const live = new Map<string, SaSubject>();
-  for (const pod of input.pods) {
-    if (pod.deleting || !pod.profiles.includes(input.profile) || !allowed(pod.namespace)) continue;
-    const subject: SaSubject = { kind: 'ServiceAccount', name: pod.serviceAccount, namespace: pod.namespace };
-    live.set(subjectKey(subject), subject);
-  }
+  for (const subject of input.live) if (allowed(subject.namespace)) live.set(subjectKey(subject), subject);
 
   const goneSince = new Map<string, number>();
   const removedBecause = new Map<string, string>();

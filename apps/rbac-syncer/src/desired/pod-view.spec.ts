@@ -28,8 +28,8 @@ type Pod = { metadata: { annotations: Record<string, string>; deletionTimestamp?
 const edit = (pod: JsonObject, change: (p: Pod) => void): JsonObject => (change(pod as unknown as Pod), pod);
 
 describe('projectPod', () => {
-  it('keeps namespace, name, ServiceAccount and the profiles whose injected agent the pod carries', () => {
-    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', name: 'orders-worker', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
+  it('keeps namespace, ServiceAccount and the profiles whose injected agent the pod carries', () => {
+    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
     expect(projectPod(edit(injected(), (p) => (p.spec.serviceAccountName = 'agent')), profiles)?.serviceAccount).toBe('agent');
   });
 

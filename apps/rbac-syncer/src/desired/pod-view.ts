@@ -2,10 +2,12 @@ import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
 import { agentPresence, podAnnotations, requestedProfiles } from '@outrigger/sidecar';
 
-/** All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. */
+/**
+ * All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. No name:
+ * the pods of one ServiceAccount then look alike and share one PodView (see podViewKey).
+ */
 export interface PodView {
   readonly namespace: string;
-  readonly name: string;
   readonly serviceAccount: string;
   /** Names of the profiles (with RBAC) the pod opted into and carries the injected agent of, sorted. */
   readonly profiles: readonly string[];
@@ -41,20 +43,17 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): 
   const sa = spec['serviceAccountName'];
   return {
     namespace,
-    name,
     serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
     profiles: names,
     deleting: typeof metadata['deletionTimestamp'] === 'string',
   };
 }
 
+/** Equal PodViews, and only those, have equal keys. */
+export function podViewKey(view: PodView): string {
+  return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')}`;
+}
+
 export function samePodView(a: PodView, b: PodView): boolean {
-  return (
-    a.namespace === b.namespace &&
-    a.name === b.name &&
-    a.serviceAccount === b.serviceAccount &&
-    a.deleting === b.deleting &&
-    a.profiles.length === b.profiles.length &&
-    a.profiles.every((p, i) => p === b.profiles[i])
-  );
+  return podViewKey(a) === podViewKey(b);
 }
