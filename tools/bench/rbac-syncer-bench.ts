@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,18 +15,21 @@ import { quantile, spread } from './stats.js';
 import { settle, type PendingChange, type Settled } from './subject-changes.js';
 
 // Benchmark (not a test): N annotated pods across M labelled namespaces exist before the
-// rbac-syncer starts. (a) cold start, once per --page-size and NODE_OPTIONS, interleaved over
+// rbac-syncer starts. (a) cold start, once per --pod-list (pages: per --page-size) and NODE_OPTIONS, interleaved over
 // --rounds: start → converged binding, binding writes, peak RSS. (b) churn: pod creates and
 // deletes at --churn-rate per second each, some of which add or remove a namespace's
 // ServiceAccount from the subject set: latency until the binding shows it, binding writes, RSS.
 //   npx nx run rbac-syncer:build && node --import tsx --conditions development tools/bench/rbac-syncer-bench.ts
-//   … --pods 150000 --namespaces 5000 --page-size 100 --page-size 500 --churn-seconds 180
+//   … --pods 150000 --namespaces 5000 --pod-list pages --pod-list stream --page-size 100 --churn-seconds 180 --etcd-dir /var/tmp/syncer-bench-150k
+// --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
 const { values } = parseArgs({
   options: {
     pods: { type: 'string', default: '10000' },
     namespaces: { type: 'string', default: '1000' },
     // Each value is one syncer configuration over the same pods; the first is the baseline of the ratios.
     'page-size': { type: 'string', multiple: true },
+    // POD_LIST: 'pages' (one configuration per --page-size) and/or 'stream' (WatchList).
+    'pod-list': { type: 'string', multiple: true },
     // Each value is one syncer configuration with that NODE_OPTIONS ('' = Node's defaults).
     'node-options': { type: 'string', multiple: true },
     rounds: { type: 'string', default: '1' },
@@ -35,6 +38,7 @@ const { values } = parseArgs({
     'churn-rate': { type: 'string', default: '100' },
     // Of every ten creates (and deletes), this many add (remove) a namespace to (from) the subject set.
     'changing-per-ten': { type: 'string', default: '1' },
+    'etcd-dir': { type: 'string' },
   },
 });
 const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
@@ -50,11 +54,21 @@ const BINDING = 'xxl-agent-exec';
 // The syncer binds only pods that carry the agent as the injector writes it, so pods are created injected.
 const SIDECAR = [sidecarExtension({ profiles: [referenceProfile()], injectorVersion: 'bench' })];
 const MiB = 1048576;
+// Labels the pods the churn creates, so that they can be found and removed after it.
+const CHURN_LABEL = 'outrigger.dev/bench-churn';
+const seedDir = values['etcd-dir'];
+// Written once the pods are seeded, and again after the churn removed its pods: the data is as seeded.
+const seedMarker = seedDir ? join(seedDir, 'seeded.json') : undefined;
+const seed = JSON.stringify({ pods, namespaces });
+const reuse = seedMarker !== undefined && existsSync(seedMarker) && readFileSync(seedMarker, 'utf8') === seed;
+if (seedDir && !reuse) rmSync(seedDir, { recursive: true, force: true });
+if (seedDir) mkdirSync(seedDir, { recursive: true });
 
 const cp = await startControlPlane({
   apiServerArgs: ['--max-requests-inflight=3000', '--max-mutating-requests-inflight=1500'],
   // 150 000 pods take more than etcd's default 2 GiB backend quota once revisions pile up.
   etcdArgs: ['--quota-backend-bytes=8589934592', '--auto-compaction-mode=revision', '--auto-compaction-retention=10000'],
+  etcdDataDir: seedDir ? join(seedDir, 'etcd') : undefined,
   log: () => undefined,
 });
 const children: ManagedProcess[] = [];
@@ -65,33 +79,20 @@ try {
   const names = Array.from({ length: namespaces }, (_, i) => `bench-${i}`);
   // Namespaces the churn moves in and out of the subject set; empty at first.
   const churnNames = Array.from({ length: Math.max(50, churnRate * 5) }, (_, i) => `churn-${i}`);
-  const seeding = Date.now();
-  const width = Number(values['seed-width']);
-  // Cluster-wide bindings stay empty unless the shipped exec guard is in force.
-  execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', join(repoRoot(), 'deploy/base/rbac-syncer/exec-guard.yaml')], { stdio: 'ignore' });
-  // The syncer's own namespace holds its Lease.
-  await core.createNamespace({ body: { metadata: { name: 'outrigger-system' } } });
-  await pool([...names, ...churnNames], 32, async (name) => {
-    await core.createNamespace({ body: { metadata: { name, labels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE } } } });
-    await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
-  });
-  let seeded = 0;
-  const progress = setInterval(() => console.log(`  seeding: ${seeded} of ${pods} pods, ${((Date.now() - seeding) / 1000).toFixed(0)} s`), 30_000);
-  await pool(Array.from({ length: pods }, (_, i) => i), width, async (i) => {
-    await retry(() => core.createNamespacedPod({ namespace: names[i % namespaces] as string, body: podBody(`pod-${i}`, names[i % namespaces] as string) }));
-    seeded++;
-  }).finally(() => clearInterval(progress));
-  console.log(`seeded ${namespaces} namespaces and ${pods} pods in ${((Date.now() - seeding) / 1000).toFixed(1)} s (${width} parallel creates)`);
+  if (reuse) console.log(`reusing the ${namespaces} namespaces and ${pods} pods seeded in ${seedDir}`);
+  else await seedPods(core, names, churnNames);
+  if (seedMarker) writeFileSync(seedMarker, seed);
 
   // (a) Cold start: the managed ClusterRole and binding are deleted before every start, so each begins from nothing.
-  const configs = pageSizes.flatMap((pageSize) => nodeOptionsList.map((nodeOptions) => ({ pageSize, nodeOptions })));
+  const lists = (values['pod-list'] ?? ['pages']).flatMap((podList) => (podList === 'stream' ? [{ podList, pageSize: pageSizes[0] ?? 100 }] : pageSizes.map((pageSize) => ({ podList, pageSize }))));
+  const configs: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.map((nodeOptions) => ({ ...list, nodeOptions })));
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
     for (const [i, config] of configs.entries()) {
       await rbac.deleteClusterRoleBinding({ name: BINDING }).catch(() => undefined);
       await rbac.deleteClusterRole({ name: BINDING }).catch(() => undefined);
       const started = Date.now();
-      const syncer = await startSyncer(config.pageSize, config.nodeOptions);
+      const syncer = await startSyncer(config);
       let subjects = 0;
       while (Date.now() - started < 300_000) {
         subjects = await rbac
@@ -125,16 +126,38 @@ try {
   }
 
   // (b) Churn, with the first configuration, on a warm syncer.
-  if (churnSeconds > 0) await churn(configs[0] ?? { pageSize: 100, nodeOptions: DEPLOYED_NODE_OPTIONS }, names, churnNames);
+  if (churnSeconds > 0 && configs[0]) await churn(configs[0], names, churnNames);
 } finally {
   for (const child of children) await child.stop().catch(() => undefined);
   await cp.stop();
 }
 
-async function churn(config: { pageSize: number; nodeOptions: string }, names: readonly string[], churnNames: readonly string[]): Promise<void> {
+/** The labelled namespaces, their ServiceAccounts and the pods, created by a bounded parallel creator; and the exec guard. */
+async function seedPods(core: CoreV1Api, names: readonly string[], churnNames: readonly string[]): Promise<void> {
+  const seeding = Date.now();
+  const width = Number(values['seed-width']);
+  // Cluster-wide bindings stay empty unless the shipped exec guard is in force.
+  execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', join(repoRoot(), 'deploy/base/rbac-syncer/exec-guard.yaml')], { stdio: 'ignore' });
+  // The syncer's own namespace holds its Lease.
+  await core.createNamespace({ body: { metadata: { name: 'outrigger-system' } } });
+  await pool([...names, ...churnNames], 32, async (name) => {
+    await core.createNamespace({ body: { metadata: { name, labels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE } } } });
+    await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
+  });
+  let seeded = 0;
+  const progress = setInterval(() => console.log(`  seeding: ${seeded} of ${pods} pods, ${((Date.now() - seeding) / 1000).toFixed(0)} s`), 30_000);
+  await pool(Array.from({ length: pods }, (_, i) => i), width, async (i) => {
+    await retry(() => core.createNamespacedPod({ namespace: names[i % namespaces] as string, body: podBody(`pod-${i}`, names[i % namespaces] as string) }));
+    seeded++;
+  }).finally(() => clearInterval(progress));
+  console.log(`seeded ${namespaces} namespaces and ${pods} pods in ${((Date.now() - seeding) / 1000).toFixed(1)} s (${width} parallel creates)`);
+}
+
+async function churn(config: SyncerConfig, names: readonly string[], churnNames: readonly string[]): Promise<void> {
   const kc = kubeConfigFrom(cp.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
-  const syncer = await startSyncer(config.pageSize, config.nodeOptions);
+  if (seedMarker) rmSync(seedMarker, { force: true }); // until the churn's pods are gone again
+  const syncer = await startSyncer(config);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   while (((await rbac.readClusterRoleBinding({ name: BINDING }).catch(() => undefined))?.subjects?.length ?? 0) < namespaces) {
     await new Promise((r) => setTimeout(r, 100));
@@ -209,7 +232,7 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
         pending.set(add, { namespace: add, present: true, requested: Date.now() });
         void op(async () => {
           try {
-            await core.createNamespacedPod({ namespace: add, body: podBody(name, add) });
+            await core.createNamespacedPod({ namespace: add, body: podBody(name, add, { [CHURN_LABEL]: 'true' }) });
             answered(add);
           } catch (err) {
             pending.delete(add);
@@ -240,7 +263,7 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
     } else {
       const namespace = names[serial % names.length] as string;
       void op(async () => {
-        await core.createNamespacedPod({ namespace, body: podBody(name, namespace) });
+        await core.createNamespacedPod({ namespace, body: podBody(name, namespace, { [CHURN_LABEL]: 'true' }) });
         plain.push({ namespace, name });
       });
       const victim = plain.shift();
@@ -261,6 +284,10 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
   const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
   const metricWrites = bindingWrites(metrics);
   await stopSyncer(syncer.process);
+  // Back to the pods as seeded, for the next run on the same --etcd-dir.
+  const created = await core.listPodForAllNamespaces({ labelSelector: CHURN_LABEL });
+  await pool(created.items, 32, (p) => core.deleteNamespacedPod({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', gracePeriodSeconds: 0 }).catch(() => undefined));
+  if (seedMarker) writeFileSync(seedMarker, seed);
 
   console.log(`\n(b) churn for ${elapsed.toFixed(0)} s, ${describe(config)}, target rate ${churnRate} creates + ${churnRate} deletes per second`);
   console.log(`  pod creates + deletes done: ${podEvents} (${(podEvents / elapsed).toFixed(0)}/s), failed ${failures}, dropped at 256 in flight ${skipped}`);
@@ -279,7 +306,13 @@ async function churn(config: { pageSize: number; nodeOptions: string }, names: r
   if (unsettled > 0) process.exitCode = 1;
 }
 
-async function startSyncer(pageSize: number, nodeOptions: string): Promise<{ process: ManagedProcess; url: string }> {
+interface SyncerConfig {
+  readonly podList: string;
+  readonly pageSize: number;
+  readonly nodeOptions: string;
+}
+
+async function startSyncer({ podList, pageSize, nodeOptions }: SyncerConfig): Promise<{ process: ManagedProcess; url: string }> {
   const port = await freePort();
   const child = await startApp('rbac-syncer', {
     env: {
@@ -289,6 +322,7 @@ async function startSyncer(pageSize: number, nodeOptions: string): Promise<{ pro
       POD_NAMESPACE: 'outrigger-system',
       NODE_OPTIONS: nodeOptions,
       POD_PAGE_SIZE: String(pageSize),
+      POD_LIST: podList,
       // A removal shows at once, so its latency is the syncer's and not the grace period's.
       GRACE: '0s',
     },
@@ -305,10 +339,11 @@ async function stopSyncer(child: ManagedProcess): Promise<void> {
   children.splice(children.indexOf(child), 1);
 }
 
-function podBody(name: string, namespace: string) {
+function podBody(name: string, namespace: string, labels: Record<string, string> = {}) {
   const pod = {
     metadata: {
       name,
+      labels,
       annotations: {
         'xxl-agent/enable': 'true',
         'xxl-agent/job-addr': 'http://xxl-job-admin:8080/xxl-job-admin',
@@ -346,9 +381,10 @@ function reconcileTimes(metrics: string): string {
   return `${count} reconciles, mean ${((sum / Math.max(1, count)) * 1000).toFixed(1)} ms, p99 ≤ ${Number.isFinite(p99) ? `${p99 * 1000} ms` : '+Inf'}`;
 }
 
-function describe(config: { pageSize: number; nodeOptions: string }): string {
+function describe(config: SyncerConfig): string {
   const deployed = config.nodeOptions === DEPLOYED_NODE_OPTIONS ? ' (as deploy/base sets it)' : '';
-  return `page size ${config.pageSize}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}`;
+  const list = config.podList === 'stream' ? 'streaming list' : `page size ${config.pageSize}`;
+  return `${list}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}`;
 }
 
 function fmt(s: { median: number; min: number; max: number }, digits: number): string {

@@ -76,6 +76,25 @@ describe('Reflector', () => {
     expect(errors).toEqual([]);
   });
 
+  it('streamingList: takes the state from a watch with sendInitialEvents, with the selector, then follows changes', async () => {
+    const namespace = await createTestNamespace(kc, 'refl-stream');
+    for (const name of ['a', 'b', 'c']) await core.createNamespacedPod({ namespace, body: pod(name, { app: name === 'c' ? 'other' : 'v1' }) });
+    const { reflector, events, errors } = podReflector(client, namespace, { streamingList: true, labelSelector: 'app=v1' });
+    cleanup.push(() => reflector.stop());
+    reflector.start();
+    await reflector.whenSynced();
+    // Kubernetes 1.34 and later serve it (the WatchList feature gate is on): no fallback to pages.
+    expect(errors).toEqual([]);
+    expect(events.slice(0, 2).sort()).toEqual([`add ${namespace}/a v1`, `add ${namespace}/b v1`]);
+    expect(events[2]).toBe('synced 1');
+    events.length = 0;
+    await core.deleteNamespacedPod({ namespace, name: 'a' });
+    await core.createNamespacedPod({ namespace, body: pod('d', { app: 'v1' }) });
+    await waitFor('the changes after the initial events', () => events.includes(`add ${namespace}/d v1`));
+    expect(events).toEqual([`delete ${namespace}/a`, `add ${namespace}/d v1`]);
+    expect(reflector.status()).toMatchObject({ hasSynced: true, viewComplete: true, restarts: 0 });
+  });
+
   it('honours label selectors and treats objects projected to undefined as absent', async () => {
     const namespace = await createTestNamespace(kc, 'refl-select');
     await core.createNamespacedPod({ namespace, body: pod('web', { app: 'web', tier: 'front' }) });

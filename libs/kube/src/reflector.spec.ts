@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from './kube-object.js';
-import { Reflector } from './reflector.js';
+import { Reflector, type ReflectorOptions } from './reflector.js';
 import { InMemoryApi } from './testing/in-memory-api.js';
 
 const PODS = '/api/v1/namespaces/team/pods';
@@ -20,7 +20,7 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((r) => r.stop()));
 });
 
-function reflect<P>(api: InMemoryApi, project: (obj: KubeObject) => P | undefined, events: string[]): Reflector<P> {
+function reflect<P>(api: InMemoryApi, project: (obj: KubeObject) => P | undefined, events: string[], options: Partial<ReflectorOptions<P>> = {}): Reflector<P> {
   const r = new Reflector<P>(api, {
     path: PODS,
     project,
@@ -29,6 +29,7 @@ function reflect<P>(api: InMemoryApi, project: (obj: KubeObject) => P | undefine
     onUpdate: (key, value, old) => events.push(`update ${key} ${String(old)}→${String(value)}`),
     onDelete: (key, old) => events.push(`delete ${key} ${String(old)}`),
     onSynced: () => events.push('synced'),
+    ...options,
   });
   started.push(r as Reflector<unknown>);
   return r.start();
@@ -80,5 +81,34 @@ describe('Reflector', () => {
     // And it watches on from the new list.
     api.put(PODS, pod('c', 'Pending'));
     await until(() => r.keys().includes('team/c'), 'the watch after the relist');
+  });
+
+  it('streamingList takes the state from a watch with sendInitialEvents, then watches on from its end bookmark', async () => {
+    const api = new InMemoryApi();
+    api.put(PODS, pod('a'));
+    api.put(PODS, pod('b', 'Pending'));
+    const events: string[] = [];
+    const r = reflect(api, phaseOf, events, { streamingList: true });
+    await r.whenSynced();
+    expect(events).toEqual(['add team/a Running', 'add team/b Pending', 'synced']);
+    expect(r.status().resourceVersion).toBe('3');
+    api.put(PODS, pod('c'));
+    await until(() => r.keys().includes('team/c'), 'the watch after the initial events');
+    expect(api.requests).toEqual([`GET ${PODS} (watch)`, `GET ${PODS} (watch)`]); // never a list
+  });
+
+  it('streamingList falls back to pages for good when the API server refuses it', async () => {
+    const api = new InMemoryApi();
+    api.watchList = false;
+    api.put(PODS, pod('a'));
+    const events: string[] = [];
+    const r = reflect(api, phaseOf, events, { streamingList: true, onError: (_error, info) => events.push(`error ${info.message}`) });
+    await r.whenSynced();
+    expect(events).toEqual([expect.stringMatching(/refused a streaming list of .*pods \(.*422.*WatchList feature gate.*\); listing in pages from now on/), 'add team/a Running', 'synced']);
+    r.relist();
+    await until(() => events.filter((e) => e === 'synced').length === 2, 'the relist');
+    // The refused streaming list, then a list and a watch each time.
+    expect(api.requests).toEqual([`GET ${PODS} (watch)`, `GET ${PODS}`, `GET ${PODS} (watch)`, `GET ${PODS}`, `GET ${PODS} (watch)`]);
+    expect(r.status().restarts).toBe(0);
   });
 });

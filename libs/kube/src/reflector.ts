@@ -1,4 +1,4 @@
-import { apiErrorFromStatus, classifyApiError, type ApiErrorInfo, type KubeStatus } from './api-error.js';
+import { apiErrorFromStatus, classifyApiError, KubeApiError, type ApiErrorInfo, type KubeStatus } from './api-error.js';
 import { Backoff, type BackoffOptions } from './backoff.js';
 import { objectKey, type KubeObject } from './kube-object.js';
 import type { KubeClient } from './kube-request.js';
@@ -19,6 +19,13 @@ export interface ReflectorOptions<P> {
   readonly fieldSelector?: string;
   /** Objects per list page; 500 by default. */
   readonly pageSize?: number;
+  /**
+   * Takes each complete state from a watch with `sendInitialEvents` (WatchList, KEP-3157) instead
+   * of list pages: the API server streams the objects from its watch cache one at a time, so no
+   * page is ever parsed at once. Falls back to pages for good when the server refuses it (the
+   * WatchList feature gate is off).
+   */
+  readonly streamingList?: boolean;
   /**
    * A watch that delivers neither an event nor a bookmark for this long is taken for dead (half-open
    * connection, stuck proxy) and restarted. The apiserver sends bookmarks about once a minute,
@@ -72,6 +79,9 @@ export interface ReflectorStatus {
 }
 
 const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1_000, maxMs: 30_000, jitter: 0.5 };
+/** The annotation on the bookmark that ends a watch's initial events. */
+const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+const INITIAL_EVENTS_ENDED = Symbol('initial events ended');
 
 /**
  * A list-then-watch that never gives up: paginated list, watch from the list's resourceVersion
@@ -97,6 +107,7 @@ export class Reflector<P> {
   private wake: (() => void) | undefined;
   private deadTimer: NodeJS.Timeout | undefined;
   private firstSync: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void };
+  private streamingRefused = false;
 
   constructor(
     private readonly kc: KubeClient,
@@ -200,15 +211,14 @@ export class Reflector<P> {
     this.current = new AbortController();
     this.armDeadTimer(this.current); // a list can hang on a half-open connection too
     const next = new Map<string, P>();
-    const resourceVersion = await listPages(
-      this.kc,
-      path,
-      { labelSelector, fieldSelector, pageSize: this.options.pageSize, signal: this.current.signal },
-      (obj) => {
-        const value = this.project(obj);
-        if (value !== undefined) next.set(objectKey(obj), value);
-      },
-    );
+    const collect = (obj: KubeObject) => {
+      const value = this.project(obj);
+      if (value !== undefined) next.set(objectKey(obj), value);
+    };
+    const resourceVersion =
+      this.options.streamingList && !this.streamingRefused
+        ? await this.streamInitialEvents(this.current, collect)
+        : await listPages(this.kc, path, { labelSelector, fieldSelector, pageSize: this.options.pageSize, signal: this.current.signal }, collect);
     this.clearDeadTimer();
     if (this.stopped) return;
     this.deliver(this.store.replace(next));
@@ -226,7 +236,7 @@ export class Reflector<P> {
         {
           resourceVersion: this.state.resourceVersion,
           allowWatchBookmarks: true,
-          timeoutSeconds: this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300),
+          timeoutSeconds: this.watchTimeoutSeconds(),
           labelSelector,
           fieldSelector,
         },
@@ -237,6 +247,39 @@ export class Reflector<P> {
       this.clearDeadTimer();
       this.backoff.reset();
     }
+  }
+
+  /**
+   * A complete state from a watch with sendInitialEvents: ADDED events, then a bookmark marked as
+   * their end, whose resourceVersion the next watch resumes from. Pages when the server refuses it.
+   */
+  private async streamInitialEvents(controller: AbortController, collect: (obj: KubeObject) => void): Promise<string> {
+    const { path, labelSelector, fieldSelector } = this.options;
+    let end: string | undefined;
+    const query = { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true, labelSelector, fieldSelector, timeoutSeconds: this.watchTimeoutSeconds() };
+    try {
+      await streamWatch(this.kc, path, query, controller.signal, (event) => {
+        this.armDeadTimer(controller);
+        if (event.type === 'ADDED') return collect(event.object);
+        if (event.type === 'ERROR') throw apiErrorFromStatus(event.object as KubeStatus);
+        if (event.type !== 'BOOKMARK' || event.object.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true') return;
+        end = event.object.metadata.resourceVersion ?? '';
+        throw INITIAL_EVENTS_ENDED; // the changes come from a watch of their own
+      });
+    } catch (error) {
+      if (error === INITIAL_EVENTS_ENDED && end) return end;
+      if (error instanceof KubeApiError && (error.code === 400 || error.code === 422) && !controller.signal.aborted) {
+        this.streamingRefused = true;
+        this.report(error, { ...classifyApiError(error), message: `the API server refused a streaming list of ${path} (${classifyApiError(error).message}); listing in pages from now on` });
+        return listPages(this.kc, path, { labelSelector, fieldSelector, pageSize: this.options.pageSize, signal: controller.signal }, collect);
+      }
+      throw error;
+    }
+    throw new Error(`the streaming list of ${path} ended before its initial-events-end bookmark`);
+  }
+
+  private watchTimeoutSeconds(): number {
+    return this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
   }
 
   private handle(event: WatchEvent, controller: AbortController): void {

@@ -20,6 +20,11 @@ const schema = z.object({
   EXEC_GUARD_NAME: z.string().min(1).default('outrigger-agent-exec-guard'),
   /** Pods per page of the initial list: whole pods are parsed a page at a time, so this bounds that peak. */
   POD_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
+  /**
+   * How the pods' complete state is read: `stream`, a watch with sendInitialEvents (WatchList; one
+   * pod at a time, pages where the API server refuses it), or `pages` of POD_PAGE_SIZE.
+   */
+  POD_LIST: z.enum(['pages', 'stream']).default('pages'),
   /** /healthz fails when the view has been incomplete this long. */
   UNHEALTHY_AFTER: envField.duration('5m'),
 });
@@ -39,6 +44,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     unhealthyAfterMs: env.UNHEALTHY_AFTER,
     execGuardName: env.EXEC_GUARD_NAME,
     podPageSize: env.POD_PAGE_SIZE,
+    podStreamingList: env.POD_LIST === 'stream',
   };
 });
 

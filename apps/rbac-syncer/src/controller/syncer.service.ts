@@ -119,6 +119,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: this.config.podPageSize,
+      streamingList: this.config.podStreamingList,
       project: (pod) => projectPod(pod as never, this.profiles()),
       equals: samePodView,
       // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have live pods.

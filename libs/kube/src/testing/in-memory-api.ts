@@ -6,7 +6,8 @@ import type { KubeClient, KubeRequest, KubeResponse } from '../kube-request.js';
  * path (`/api/v1/namespaces/ns/pods/name`); GET of a collection lists (with a metadata.name field
  * selector), `watch=true` streams later changes, POST creates, PUT replaces (409 on a stale
  * resourceVersion), DELETE removes. Every request is recorded. `fail` makes the next N requests
- * to a path answer 500.
+ * to a path answer 500. A watch with sendInitialEvents first streams the collection as ADDED events
+ * and the bookmark that ends them, or answers 422 while `watchList` is false (the gate off).
  */
 export class InMemoryApi implements KubeClient {
   readonly server = 'https://in-memory.test';
@@ -15,6 +16,8 @@ export class InMemoryApi implements KubeClient {
   private readonly watchers = new Set<{ collection: string; name?: string; push: (line: string) => void }>();
   private readonly failures = new Map<string, number>();
   private revision = 1;
+  /** Whether watches honour sendInitialEvents, as with the WatchList feature gate on. */
+  watchList = true;
 
   /** Creates or replaces an object at `collection/name` and tells the watchers. */
   put(collection: string, obj: KubeObject): KubeObject {
@@ -93,6 +96,8 @@ export class InMemoryApi implements KubeClient {
   }
 
   private watch(request: KubeRequest): KubeResponse {
+    const initial = request.query?.['sendInitialEvents'] === true;
+    if (initial && !this.watchList) return respond(422, { kind: 'Status', code: 422, reason: 'Invalid', message: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' });
     const encoder = new TextEncoder();
     let watcher: { collection: string; name?: string; push: (line: string) => void } | undefined;
     const name = /^metadata\.name=(.+)$/.exec(String(request.query?.['fieldSelector'] ?? ''))?.[1];
@@ -109,10 +114,19 @@ export class InMemoryApi implements KubeClient {
           },
         };
         this.watchers.add(watcher);
+        if (initial) {
+          const { items, metadata } = this.list(request) as { items: KubeObject[]; metadata: { resourceVersion: string } };
+          for (const object of items) watcher.push(JSON.stringify({ type: 'ADDED', object }));
+          const end = { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion: metadata.resourceVersion, annotations: { 'k8s.io/initial-events-end': 'true' } } };
+          watcher.push(JSON.stringify({ type: 'BOOKMARK', object: end }));
+        }
         request.signal?.addEventListener('abort', () => {
           this.watchers.delete(watcher as never);
           controller.error(request.signal?.reason ?? new Error('aborted'));
         });
+      },
+      cancel: () => {
+        this.watchers.delete(watcher as never);
       },
     });
     return { status: 200, headers: {}, body: { text: async () => '', stream: () => stream } };
