@@ -10,7 +10,7 @@ import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
 import { deployedNodeOptions } from '../deploy/render.js';
 import { parseSamples } from '../observability/exposition.js';
-import { procStatusBytes } from './proc.js';
+import { cpuMs, findPid, procStatusBytes } from './proc.js';
 import { quantile, spread } from './stats.js';
 import { settle, type PendingChange, type Settled } from './subject-changes.js';
 
@@ -208,6 +208,14 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
     const change = pending.get(namespace);
     if (change) change.answered = Date.now();
   };
+  // Who had the two cores during the churn.
+  const cpuOf = {
+    'the syncer': syncer.process.pid,
+    'kube-apiserver': findPid(join(cp.binDir, 'kube-apiserver'), cp.dir),
+    etcd: findPid(join(cp.binDir, 'etcd'), seedDir ? join(seedDir, 'etcd') : join(cp.dir, 'etcd')),
+    'the bench': process.pid,
+  };
+  const cpuBefore = Object.fromEntries(Object.entries(cpuOf).map(([who, pid]) => [who, cpuMs(pid)]));
   counting = true;
   const start = Date.now();
   const tick = 1000 / churnRate;
@@ -273,6 +281,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
     await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
   }
   const elapsed = (Date.now() - start) / 1000;
+  const cpuShares = Object.entries(cpuOf).map(([who, pid]) => `${who} ${((cpuMs(pid) - (cpuBefore[who] ?? 0)) / (elapsed * 10)).toFixed(0)} %`);
   // Let the last changes settle before counting.
   const drain = Date.now();
   while ((pending.size > 0 || inflight > 0) && Date.now() - drain < 30_000) await new Promise((r) => setTimeout(r, 50));
@@ -302,6 +311,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
     `  binding writes seen by a watch: ${watchedWrites} = ${(watchedWrites / Math.max(1, changes)).toFixed(2)}× the subject-set changes, ${(watchedWrites / Math.max(1, podEvents)).toFixed(3)}× the pod events   (target ≤ 1× the changes; syncer's own counter since start ${metricWrites})`,
   );
   console.log(`  the syncer's own share: ${reconcileTimes(metrics)}`);
+  console.log(`  CPU during the churn, % of one core: ${cpuShares.join(', ')}`);
   console.log(`  RSS: median ${quantile(rssSamples, 0.5).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB since start   (target ≤ 200 MiB); at the end ${memory(metrics)}`);
   if (unsettled > 0) process.exitCode = 1;
 }

@@ -34,20 +34,24 @@ export async function streamWatch(
   const stream = response.body.stream();
   const reader = stream.getReader();
   const decoder = new TextDecoder();
-  let buffered = '';
+  // The pieces of an unfinished line: joined once its newline arrives, never re-scanned (an event can be MiBs).
+  let pieces: string[] = [];
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      buffered += decoder.decode(value, { stream: true });
+      let text = decoder.decode(value, { stream: true });
       let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
+      while ((newline = text.indexOf('\n')) >= 0) {
+        pieces.push(text.slice(0, newline));
+        text = text.slice(newline + 1);
+        const line = pieces.join('').trim();
+        pieces = [];
         if (line) onEvent(parseEvent(line, path));
       }
+      if (text) pieces.push(text);
     }
-    const rest = (buffered + decoder.decode()).trim();
+    const rest = (pieces.join('') + decoder.decode()).trim();
     if (rest) onEvent(parseEvent(rest, path));
   } finally {
     reader.releaseLock();
