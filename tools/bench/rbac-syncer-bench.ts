@@ -8,8 +8,9 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionCo
 import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
-import { deployedNodeOptions } from '../deploy/render.js';
+import { deployedMemoryLimit, deployedNodeOptions } from '../deploy/render.js';
 import { parseSamples } from '../observability/exposition.js';
+import { MemoryCgroup } from './memory-cgroup.js';
 import { cpuMs, findPid, procStatusBytes } from './proc.js';
 import { quantile, spread } from './stats.js';
 import { settle, type PendingChange, type Settled } from './subject-changes.js';
@@ -32,6 +33,8 @@ const { values } = parseArgs({
     'pod-list': { type: 'string', multiple: true },
     // Each value is one syncer configuration with that NODE_OPTIONS ('' = Node's defaults).
     'node-options': { type: 'string', multiple: true },
+    // Each value is one syncer configuration with these extra variables ('' = none), e.g. 'MALLOC_ARENA_MAX=2'.
+    env: { type: 'string', multiple: true },
     rounds: { type: 'string', default: '1' },
     'seed-width': { type: 'string', default: '64' },
     'churn-seconds': { type: 'string', default: '30' },
@@ -39,6 +42,8 @@ const { values } = parseArgs({
     // Of every ten creates (and deletes), this many add (remove) a namespace to (from) the subject set.
     'changing-per-ten': { type: 'string', default: '1' },
     'etcd-dir': { type: 'string' },
+    // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default.
+    'memory-limit': { type: 'string' },
   },
 });
 const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
@@ -47,6 +52,7 @@ const namespaces = Number(values.namespaces);
 const rounds = Number(values.rounds);
 const pageSizes = (values['page-size'] ?? ['100', '500']).map(Number);
 const nodeOptionsList = values['node-options'] ?? [DEPLOYED_NODE_OPTIONS];
+const envList = (values.env ?? ['']).map((line) => Object.fromEntries(line.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])));
 const churnSeconds = Number(values['churn-seconds']);
 const churnRate = Number(values['churn-rate']);
 const changingPerTen = Number(values['changing-per-ten']);
@@ -54,6 +60,7 @@ const BINDING = 'xxl-agent-exec';
 // The syncer binds only pods that carry the agent as the injector writes it, so pods are created injected.
 const SIDECAR = [sidecarExtension({ profiles: [referenceProfile()], injectorVersion: 'bench' })];
 const MiB = 1048576;
+const memoryLimit = values['memory-limit'] === 'none' ? undefined : Number(values['memory-limit'] ?? deployedMemoryLimit('rbac-syncer'));
 // Labels the pods the churn creates, so that they can be found and removed after it.
 const CHURN_LABEL = 'outrigger.dev/bench-churn';
 const seedDir = values['etcd-dir'];
@@ -71,7 +78,7 @@ const cp = await startControlPlane({
   etcdDataDir: seedDir ? join(seedDir, 'etcd') : undefined,
   log: () => undefined,
 });
-const children: ManagedProcess[] = [];
+const children: Syncer[] = [];
 try {
   const kc = kubeConfigFrom(cp.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
@@ -85,7 +92,7 @@ try {
 
   // (a) Cold start: the managed ClusterRole and binding are deleted before every start, so each begins from nothing.
   const lists = (values['pod-list'] ?? ['pages']).flatMap((podList) => (podList === 'stream' ? [{ podList, pageSize: pageSizes[0] ?? 100 }] : pageSizes.map((pageSize) => ({ podList, pageSize }))));
-  const configs: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.map((nodeOptions) => ({ ...list, nodeOptions })));
+  const configs: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.flatMap((nodeOptions) => envList.map((env) => ({ ...list, nodeOptions, env }))));
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
     for (const [i, config] of configs.entries()) {
@@ -99,14 +106,19 @@ try {
           .readClusterRoleBinding({ name: BINDING })
           .then((b) => b.subjects?.length ?? 0)
           .catch(() => 0);
-        if (subjects === namespaces) break;
+        if (subjects === namespaces || !syncer.process.running) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const converged = (Date.now() - started) / 1000;
+      if (!syncer.process.running) {
+        console.log(`  round ${round + 1}, ${describe(config)}: ${ended(await stopSyncer(syncer))} after ${converged.toFixed(1)} s, with ${subjects} of ${namespaces} subjects`);
+        process.exitCode = 1;
+        continue;
+      }
       const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
       const writes = bindingWrites(metrics);
       const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
-      await stopSyncer(syncer.process);
+      await stopSyncer(syncer);
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
       results[i]?.writes.push(writes);
@@ -115,6 +127,7 @@ try {
     }
   }
   console.log(`\n(a) cold start, ${pods} pods in ${namespaces} namespaces, ${rounds} round(s): median [min–max]; ratio = median / baseline's median`);
+  console.log(`the syncer runs ${memoryLimit === undefined ? 'without a memory limit' : `in a memory cgroup with deploy/base's limit, ${(memoryLimit / MiB).toFixed(0)} MiB`}`);
   const base = results[0];
   for (const [i, config] of configs.entries()) {
     const r = results[i];
@@ -128,7 +141,7 @@ try {
   // (b) Churn, with the first configuration, on a warm syncer.
   if (churnSeconds > 0 && configs[0]) await churn(configs[0], names, churnNames);
 } finally {
-  for (const child of children) await child.stop().catch(() => undefined);
+  for (const syncer of [...children]) await stopSyncer(syncer).catch(() => undefined);
   await cp.stop();
 }
 
@@ -158,6 +171,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const core = kc.makeApiClient(CoreV1Api);
   if (seedMarker) rmSync(seedMarker, { force: true }); // until the churn's pods are gone again
   const syncer = await startSyncer(config);
+  console.log(`\n(b) churn: the syncer runs ${memoryLimit === undefined ? 'without a memory limit' : `with deploy/base's memory limit, ${(memoryLimit / MiB).toFixed(0)} MiB`}`);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   while (((await rbac.readClusterRoleBinding({ name: BINDING }).catch(() => undefined))?.subjects?.length ?? 0) < namespaces) {
     await new Promise((r) => setTimeout(r, 100));
@@ -220,7 +234,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const start = Date.now();
   const tick = 1000 / churnRate;
   let k = 0;
-  const sampler = setInterval(() => rssSamples.push(procStatusBytes(syncer.process.pid, 'VmRSS') / MiB), 1000);
+  const sampler = setInterval(() => syncer.process.running && rssSamples.push(procStatusBytes(syncer.process.pid, 'VmRSS') / MiB), 1000);
   while (Date.now() - start < churnSeconds * 1000) {
     const changing = k % 10 < changingPerTen;
     k++;
@@ -281,6 +295,13 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
     await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
   }
   const elapsed = (Date.now() - start) / 1000;
+  if (!syncer.process.running) {
+    clearInterval(sampler);
+    watch.abort();
+    console.log(`  the syncer was ${ended(await stopSyncer(syncer))} during the churn, after ${elapsed.toFixed(0)} s`);
+    process.exitCode = 1;
+    return;
+  }
   const cpuShares = Object.entries(cpuOf).map(([who, pid]) => `${who} ${((cpuMs(pid) - (cpuBefore[who] ?? 0)) / (elapsed * 10)).toFixed(0)} %`);
   // Let the last changes settle before counting.
   const drain = Date.now();
@@ -292,7 +313,8 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
   const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
   const metricWrites = bindingWrites(metrics);
-  await stopSyncer(syncer.process);
+  const kills = await stopSyncer(syncer);
+  if (kills > 0) console.log(`  the syncer was ${ended(kills)} during the churn`);
   // Back to the pods as seeded, for the next run on the same --etcd-dir.
   const created = await core.listPodForAllNamespaces({ labelSelector: CHURN_LABEL });
   await pool(created.items, 32, (p) => core.deleteNamespacedPod({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', gracePeriodSeconds: 0 }).catch(() => undefined));
@@ -320,11 +342,21 @@ interface SyncerConfig {
   readonly podList: string;
   readonly pageSize: number;
   readonly nodeOptions: string;
+  readonly env: Readonly<Record<string, string>>;
 }
 
-async function startSyncer({ podList, pageSize, nodeOptions }: SyncerConfig): Promise<{ process: ManagedProcess; url: string }> {
+interface Syncer {
+  readonly process: ManagedProcess;
+  readonly url: string;
+  /** Where it runs with the deployed memory limit. */
+  readonly cgroup?: MemoryCgroup;
+}
+
+async function startSyncer({ podList, pageSize, nodeOptions, env }: SyncerConfig): Promise<Syncer> {
   const port = await freePort();
+  const cgroup = memoryLimit === undefined ? undefined : MemoryCgroup.create(memoryLimit);
   const child = await startApp('rbac-syncer', {
+    wrap: cgroup ? (argv) => cgroup.command(argv) : undefined,
     env: {
       KUBECONFIG: cp.kubeconfigPath,
       PROFILES_FILE: REFERENCE_PROFILE_FILE,
@@ -335,18 +367,31 @@ async function startSyncer({ podList, pageSize, nodeOptions }: SyncerConfig): Pr
       POD_LIST: podList,
       // A removal shows at once, so its latency is the syncer's and not the grace period's.
       GRACE: '0s',
+      ...env,
     },
     readyUrl: `http://127.0.0.1:${port}/readyz`,
     logFile: join(mkdtempSync(join(tmpdir(), 'rbac-bench-')), 'rbac-syncer.log'),
     timeoutMs: 120_000,
+  }).catch((error: unknown) => {
+    cgroup?.remove();
+    throw error;
   });
-  children.push(child);
-  return { process: child, url: `http://127.0.0.1:${port}` };
+  const syncer = { process: child, url: `http://127.0.0.1:${port}`, cgroup };
+  children.push(syncer);
+  return syncer;
 }
 
-async function stopSyncer(child: ManagedProcess): Promise<void> {
-  await child.stop();
-  children.splice(children.indexOf(child), 1);
+/** Stops the syncer and removes its cgroup; returns how many times the OOM killer ended a process in it. */
+async function stopSyncer(syncer: Syncer): Promise<number> {
+  await syncer.process.stop();
+  children.splice(children.indexOf(syncer), 1);
+  const kills = syncer.cgroup?.oomKills() ?? 0;
+  syncer.cgroup?.remove();
+  return kills;
+}
+
+function ended(oomKills: number): string {
+  return oomKills > 0 ? `OOM-killed at the ${((memoryLimit ?? 0) / MiB).toFixed(0)} MiB limit` : 'exited';
 }
 
 function podBody(name: string, namespace: string, labels: Record<string, string> = {}) {
@@ -394,7 +439,8 @@ function reconcileTimes(metrics: string): string {
 function describe(config: SyncerConfig): string {
   const deployed = config.nodeOptions === DEPLOYED_NODE_OPTIONS ? ' (as deploy/base sets it)' : '';
   const list = config.podList === 'stream' ? 'streaming list' : `page size ${config.pageSize}`;
-  return `${list}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}`;
+  const env = Object.entries(config.env).map(([k, v]) => `, ${k}=${v}`).join('');
+  return `${list}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}${env}`;
 }
 
 function fmt(s: { median: number; min: number; max: number }, digits: number): string {

@@ -5,7 +5,7 @@ import { parseAgentProfile, referenceProfile } from '@outrigger/agent-profiles';
 import { resolveBinaries } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type KubeObject } from './render.ts';
+import { deployedMemoryLimit, INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type KubeObject } from './render.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
 
@@ -136,6 +136,10 @@ describe('deploy/ kustomizations', () => {
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['outrigger-injector-tls'], verbs: ['get', 'list', 'watch'] },
     ]);
     expect(rbac.find((o) => o.kind === 'ClusterRole').rules).toEqual([{ apiGroups: ['outrigger.dev'], resources: ['agentprofiles'], verbs: ['list', 'watch'] }]);
+  });
+
+  it('each service has a memory limit the benches can run it under', () => {
+    for (const app of ['injector', 'rbac-syncer', 'cert-manager'] as const) expect(deployedMemoryLimit(app)).toBeGreaterThanOrEqual(64 * 2 ** 20);
   });
 
   it('overlays set images through the images transformer', () => {

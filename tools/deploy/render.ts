@@ -44,14 +44,33 @@ export function readDeployFile(path: string): string {
   return readFileSync(join(DEPLOY_DIR, path), 'utf8');
 }
 
-interface ContainerEnv {
-  readonly spec: { readonly template: { readonly spec: { readonly containers: readonly { readonly name: string; readonly env?: readonly { name: string; value?: string }[] }[] } } };
+interface DeployedContainer {
+  readonly name: string;
+  readonly env?: readonly { name: string; value?: string }[];
+  readonly resources?: { readonly limits?: { readonly memory?: string } };
+}
+
+type AppName = 'injector' | 'rbac-syncer' | 'cert-manager';
+
+/** The app's own container in deploy/base. */
+function deployedContainer(app: AppName): DeployedContainer {
+  const deployment = parse(readDeployFile(`base/${app}/deployment.yaml`)) as { spec: { template: { spec: { containers: readonly DeployedContainer[] } } } };
+  const container = deployment.spec.template.spec.containers.find((c) => c.name === app);
+  if (!container) throw new Error(`deploy/base/${app}/deployment.yaml has no container named ${app}`);
+  return container;
 }
 
 /** The NODE_OPTIONS deploy/base gives an app's container ('' if none), so benchmarks run what ships. */
-export function deployedNodeOptions(app: 'injector' | 'rbac-syncer' | 'cert-manager'): string {
-  const deployment = parse(readDeployFile(`base/${app}/deployment.yaml`)) as ContainerEnv;
-  const container = deployment.spec.template.spec.containers.find((c) => c.name === app);
-  if (!container) throw new Error(`deploy/base/${app}/deployment.yaml has no container named ${app}`);
-  return container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+export function deployedNodeOptions(app: AppName): string {
+  return deployedContainer(app).env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+}
+
+const BINARY_SUFFIXES: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** The memory limit deploy/base gives an app's container, in bytes, so benchmarks run it as it ships. */
+export function deployedMemoryLimit(app: AppName): number {
+  const limit = deployedContainer(app).resources?.limits?.memory;
+  const match = /^(\d+)(Ki|Mi|Gi)$/.exec(limit ?? '');
+  if (!match) throw new Error(`deploy/base/${app}/deployment.yaml: resources.limits.memory ${JSON.stringify(limit)} is not a whole number of Ki, Mi or Gi`);
+  return Number(match[1]) * (BINARY_SUFFIXES[match[2] as string] as number);
 }

@@ -19,7 +19,8 @@ export function objectKey(obj: KubeObject): string {
   const name = obj.metadata?.name;
   if (!name) throw new Error(`object without metadata.name: ${JSON.stringify(obj).slice(0, 200)}`);
   const namespace = obj.metadata?.namespace;
-  return namespace ? `${namespace}/${name}` : name;
+  // join() builds one flat string; a template literal keeps a cons string and both parts alive (a store holds 100 000s of keys).
+  return namespace ? [namespace, name].join('/') : name;
 }
 
 /** The inverse of objectKey. */
