@@ -21,7 +21,7 @@ import { settle, type PendingChange, type Settled } from './subject-changes.js';
 // deletes at --churn-rate per second each, some of which add or remove a namespace's
 // ServiceAccount from the subject set: latency until the binding shows it, binding writes, RSS.
 //   npx nx run rbac-syncer:build && node --import tsx --conditions development tools/bench/rbac-syncer-bench.ts
-//   … --pods 150000 --namespaces 5000 --pod-list pages --pod-list stream --page-size 100 --churn-seconds 180 --etcd-dir /var/tmp/syncer-bench-150k
+//   … --pods 150000 --namespaces 5000 --pod-list stream --pod-list pages --page-size 100 --churn-seconds 180 --etcd-dir /var/tmp/syncer-bench-150k
 // --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
 const { values } = parseArgs({
   options: {
@@ -29,7 +29,7 @@ const { values } = parseArgs({
     namespaces: { type: 'string', default: '1000' },
     // Each value is one syncer configuration over the same pods; the first is the baseline of the ratios.
     'page-size': { type: 'string', multiple: true },
-    // POD_LIST: 'pages' (one configuration per --page-size) and/or 'stream' (WatchList).
+    // POD_LIST: 'stream' (WatchList, the default) and/or 'pages' (one configuration per --page-size).
     'pod-list': { type: 'string', multiple: true },
     // Each value is one syncer configuration with that NODE_OPTIONS ('' = Node's defaults).
     'node-options': { type: 'string', multiple: true },
@@ -50,7 +50,7 @@ const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
 const pods = Number(values.pods);
 const namespaces = Number(values.namespaces);
 const rounds = Number(values.rounds);
-const pageSizes = (values['page-size'] ?? ['100', '500']).map(Number);
+const pageSizes = (values['page-size'] ?? ['100']).map(Number);
 const nodeOptionsList = values['node-options'] ?? [DEPLOYED_NODE_OPTIONS];
 const envList = (values.env ?? ['']).map((line) => Object.fromEntries(line.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])));
 const churnSeconds = Number(values['churn-seconds']);
@@ -91,7 +91,7 @@ try {
   if (seedMarker) writeFileSync(seedMarker, seed);
 
   // (a) Cold start: the managed ClusterRole and binding are deleted before every start, so each begins from nothing.
-  const lists = (values['pod-list'] ?? ['pages']).flatMap((podList) => (podList === 'stream' ? [{ podList, pageSize: pageSizes[0] ?? 100 }] : pageSizes.map((pageSize) => ({ podList, pageSize }))));
+  const lists = (values['pod-list'] ?? ['stream']).flatMap((podList) => (podList === 'stream' ? [{ podList, pageSize: pageSizes[0] ?? 100 }] : pageSizes.map((pageSize) => ({ podList, pageSize }))));
   const configs: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.flatMap((nodeOptions) => envList.map((env) => ({ ...list, nodeOptions, env }))));
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[] }));
   for (let round = 0; round < rounds; round++) {

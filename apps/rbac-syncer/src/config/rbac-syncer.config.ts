@@ -21,10 +21,11 @@ const schema = z.object({
   /** Pods per page of the initial list: whole pods are parsed a page at a time, so this bounds that peak. */
   POD_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   /**
-   * How the pods' complete state is read: `stream`, a watch with sendInitialEvents (WatchList; one
-   * pod at a time, pages where the API server refuses it), or `pages` of POD_PAGE_SIZE.
+   * How the pods' complete state is read: `stream`, a watch with sendInitialEvents (WatchList,
+   * from the API server's watch cache one pod at a time; pages where the API server refuses it),
+   * or `pages` of POD_PAGE_SIZE.
    */
-  POD_LIST: z.enum(['pages', 'stream']).default('pages'),
+  POD_LIST: z.enum(['pages', 'stream']).default('stream'),
   /** /healthz fails when the view has been incomplete this long. */
   UNHEALTHY_AFTER: envField.duration('5m'),
 });

@@ -22,7 +22,7 @@ vi.mock('@outrigger/kube', () => ({
   applyObject: async (_kc: unknown, obj: KubeObject) => {
     const key = keyOf({ kind: obj.kind, name: obj.metadata?.name, namespace: obj.metadata?.namespace });
     writes.push(key);
-    store.set(key, structuredClone({ ...obj, metadata: { ...obj.metadata, uid: 'uid-1' } }));
+    store.set(key, structuredClone({ ...obj, metadata: { ...obj.metadata, uid: 'uid-1', resourceVersion: String(writes.length) } }));
     return store.get(key);
   },
   deleteObject: async (_kc: unknown, ref: { kind: string; name: string; namespace?: string }) => {
@@ -39,8 +39,9 @@ describe('ProfileReconciler', () => {
   let now: number;
   let events: { normal: ReturnType<typeof vi.fn>; warning: ReturnType<typeof vi.fn> };
   let guardProblem: string | undefined;
-  /** What the ClusterRole watch has seen, by name. */
+  /** What the ClusterRole and ClusterRoleBinding watches have seen, by name. */
   let watchedRoles: Map<string, { profile: string; rules: unknown }>;
+  let watchedBindings: Map<string, KubeObject>;
   let reconciler: ProfileReconciler;
 
   beforeEach(() => {
@@ -48,13 +49,14 @@ describe('ProfileReconciler', () => {
     writes.length = 0;
     reads.length = 0;
     watchedRoles = new Map();
+    watchedBindings = new Map();
     pods = [];
     now = 1_000_000;
     events = { normal: vi.fn(async () => undefined), warning: vi.fn(async () => undefined) };
     guardProblem = undefined;
     reconciler = new ProfileReconciler({
       kc: {} as never,
-      view: { liveSubjects: (profile) => liveSubjects(new Set(pods.flatMap(podSubjectKeys)), profile), labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true, execGuardProblem: () => guardProblem, ownClusterRole: (name) => watchedRoles.get(name) },
+      view: { liveSubjects: (profile) => liveSubjects(new Set(pods.flatMap(podSubjectKeys)), profile), labelledNamespaces: () => new Set(['a', 'b']), viewComplete: () => true, execGuardProblem: () => guardProblem, ownClusterRole: (name) => watchedRoles.get(name), ownClusterRoleBinding: (name) => watchedBindings.get(name) },
       protectedNamespaces: ['kube-system'],
       graceMs: 60_000,
       events: events as never,
@@ -92,6 +94,28 @@ describe('ProfileReconciler', () => {
     watchedRoles.set('xxl-agent-exec', { profile: 'xxl-job', rules: [] }); // edited by hand
     await reconciler.reconcile(XXL_JOB_PROFILE);
     expect(reads).toEqual(['ClusterRoleBinding//xxl-agent-exec', 'ClusterRole//xxl-agent-exec', 'ClusterRoleBinding//xxl-agent-exec']);
+  });
+
+  it('reads the ClusterRoleBinding unless the watch shows it at the version its own last write left', async () => {
+    pods = [pod('a')];
+    await reconciler.reconcile(XXL_JOB_PROFILE);
+    const seen = () => watchedBindings.set('xxl-agent-exec', structuredClone(store.get('ClusterRoleBinding//xxl-agent-exec') as KubeObject));
+    seen();
+    reads.length = 0;
+    pods = [pod('a'), pod('b')];
+    await reconciler.reconcile(XXL_JOB_PROFILE); // the watch shows our write: no read, and b is added
+    expect(reads.filter((r) => r.startsWith('ClusterRoleBinding'))).toEqual([]);
+    expect((store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[] }).subjects).toHaveLength(2);
+    await reconciler.reconcile(XXL_JOB_PROFILE); // the watch has not caught up with that write: read
+    expect(reads.filter((r) => r.startsWith('ClusterRoleBinding'))).toEqual(['ClusterRoleBinding//xxl-agent-exec']);
+    seen();
+    const edited = store.get('ClusterRoleBinding//xxl-agent-exec') as { subjects: unknown[]; metadata: { resourceVersion: string } };
+    edited.subjects = [];
+    edited.metadata.resourceVersion = 'edited-by-hand';
+    watchedBindings.set('xxl-agent-exec', structuredClone(edited as unknown as KubeObject));
+    reads.length = 0;
+    expect((await reconciler.reconcile(XXL_JOB_PROFILE)).wrote).toBe(1); // a version not ours: read, and repaired
+    expect(reads.filter((r) => r.startsWith('ClusterRoleBinding'))).toEqual(['ClusterRoleBinding//xxl-agent-exec']);
   });
 
   it('keeps the ClusterRoleBinding empty while the exec guard is not in force, says so once, and restores it after', async () => {

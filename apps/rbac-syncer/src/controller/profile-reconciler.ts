@@ -27,6 +27,8 @@ export interface ClusterView {
   execGuardProblem(): string | undefined;
   /** Our ClusterRole of that name as the watch last saw it (its profile label and rules); undefined if not ours or not seen. */
   ownClusterRole(name: string): { readonly profile: string; readonly rules: unknown } | undefined;
+  /** Our ClusterRoleBinding of that name as the watch last saw it; undefined if not ours or not seen. */
+  ownClusterRoleBinding(name: string): StoredBinding | undefined;
 }
 
 export interface ReconcilerDeps {
@@ -51,7 +53,7 @@ export interface BindingResult {
 /** Whose pods count for a retired binding: no profile's, so it empties after the grace. */
 const RETIRED_PREFIX = 'retired:';
 
-interface StoredBinding extends KubeObject {
+export interface StoredBinding extends KubeObject {
   readonly subjects?: Array<{ kind?: string; name?: string; namespace?: string }>;
   readonly roleRef?: { kind?: string; name?: string };
 }
@@ -62,6 +64,8 @@ export class ProfileReconciler {
   private readonly warnedUnowned = new Set<string>();
   /** The guard problem last reported per profile, so the Warning is recorded once per outage. */
   private readonly guardReported = new Map<string, string | undefined>();
+  /** The resourceVersion of each ClusterRoleBinding as our last write left it. */
+  private readonly written = new Map<string, string | undefined>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -130,7 +134,10 @@ export class ProfileReconciler {
 
   private async reconcileClusterRoleBinding(profile: string, rbac: ProfileRbac, podsOf: string): Promise<BindingResult> {
     const name = rbac.binding.name;
-    const stored = await readObject<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
+    // The watch holds it as we last wrote it: a later change would be a newer version, and queue us again.
+    const watched = this.deps.view.ownClusterRoleBinding(name);
+    const seenAsWritten = watched?.metadata?.resourceVersion !== undefined && watched.metadata.resourceVersion === this.written.get(name);
+    const stored = seenAsWritten ? watched : await readObject<StoredBinding>(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
     if (stored && !isManaged(stored.metadata?.labels)) {
       this.warnOnce(`ClusterRoleBinding ${name}`, `ClusterRoleBinding ${name} exists without ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}: not touched (not ours)`);
       this.deps.metrics.reconciles.inc({ profile, result: 'unowned' });
@@ -139,6 +146,7 @@ export class ProfileReconciler {
     if (stored && (stored.roleRef?.kind !== 'ClusterRole' || stored.roleRef?.name !== rbac.clusterRole)) {
       // roleRef is immutable: replace the binding (ours, by label).
       await deleteObject(this.deps.kc, { apiVersion: RBAC_API_VERSION, kind: 'ClusterRoleBinding', name });
+      this.written.delete(name);
       this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'delete' });
       return this.reconcileClusterRoleBinding(profile, rbac, podsOf);
     }
@@ -155,6 +163,7 @@ export class ProfileReconciler {
       return { requeueAfterMs, wrote: 0, subjects: out.subjects.length };
     }
     const applied = await applyObject(this.deps.kc, desired as unknown as KubeObject, { fieldManager: FIELD_MANAGER, force: true });
+    this.written.set(name, applied.metadata?.resourceVersion);
     this.deps.metrics.writes.inc({ kind: 'ClusterRoleBinding', verb: 'apply' });
     this.deps.metrics.reconciles.inc({ profile, result: 'applied' });
     this.report(desired, applied, rawSubjectKeys(stored), current, out.subjects, out.removedBecause, !stored);

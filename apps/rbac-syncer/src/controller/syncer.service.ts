@@ -22,7 +22,7 @@ import { liveSubjects, podSubjectKeys } from '../desired/live-subjects.js';
 import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
-import { ProfileReconciler } from './profile-reconciler.js';
+import { ProfileReconciler, type StoredBinding } from './profile-reconciler.js';
 import { writeProfileStatus } from './profile-status-writer.js';
 
 export interface SyncerStatus {
@@ -133,7 +133,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       project: () => true,
     });
     // Our own bindings and roles: a hand edit is repaired at once, not at the next resync.
-    this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
+    const clusterRoleBindings = this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
     const clusterRoles = this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
     if (fromApi) {
       this.profileObjects = this.controller.watches<ProfileObjectView>(AGENT_PROFILE_PLURAL, {
@@ -159,10 +159,15 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         viewComplete: () => this.viewComplete(),
         execGuardProblem: () => this.execGuardProblem(),
         ownClusterRole: (name) => {
-          const projection = clusterRoles.get(name);
-          if (projection === undefined) return undefined;
-          const [profile, rules] = JSON.parse(projection) as [string, unknown];
-          return { profile, rules };
+          const view = clusterRoles.get(name);
+          return view && { profile: view.profile, rules: (JSON.parse(view.fields) as [unknown])[0] };
+        },
+        ownClusterRoleBinding: (name) => {
+          const view = clusterRoleBindings.get(name);
+          if (!view) return undefined;
+          const [subjects, roleRef] = JSON.parse(view.fields) as [StoredBinding['subjects'], StoredBinding['roleRef']];
+          const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [PROFILE_LABEL]: view.profile };
+          return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, uid: view.uid, resourceVersion: view.resourceVersion, labels }, subjects, roleRef };
         },
       },
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
@@ -372,13 +377,28 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 const GUARD_POLICIES = 'validatingadmissionpolicies';
 const GUARD_BINDINGS = 'validatingadmissionpolicybindings';
 
-/** Our own objects of a kind, projected to their profile label and the fields we keep equal; a change concerns that profile. */
-function ownObjects(resource: string, fields: readonly string[], known: (profile: string) => string[]): WatchOptions<string> {
+/** One of our own objects as its watch keeps it: what the reconciler compares, and the version seen. */
+interface OwnObjectView {
+  readonly profile: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** The fields we keep equal (rules; subjects and roleRef), as JSON. */
+  readonly fields: string;
+}
+
+/** Our own objects of a kind (by label); a change of their profile label or kept fields concerns that profile. */
+function ownObjects(resource: string, fields: readonly string[], known: (profile: string) => string[]): WatchOptions<OwnObjectView> {
   return {
     path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource }),
     labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-    project: (obj: KubeObject) => JSON.stringify([obj.metadata?.labels?.[PROFILE_LABEL] ?? '', ...fields.map((f) => obj[f] ?? null)]),
-    mapper: (projection) => known((JSON.parse(projection) as [string])[0]),
+    project: (obj: KubeObject) => ({
+      profile: obj.metadata?.labels?.[PROFILE_LABEL] ?? '',
+      uid: obj.metadata?.uid ?? '',
+      resourceVersion: obj.metadata?.resourceVersion ?? '',
+      fields: JSON.stringify(fields.map((f) => obj[f] ?? null)),
+    }),
+    equals: (a, b) => a.profile === b.profile && a.fields === b.fields,
+    mapper: (view) => known(view.profile),
     resyncOnList: false,
   };
 }
