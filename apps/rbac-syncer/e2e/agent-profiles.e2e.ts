@@ -80,6 +80,51 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     expect(role.rules.some((r) => r.resources.includes('pods/log'))).toBe(true);
   });
 
+  it('says on its status why the API server refused a write of the binding, and recovers', async () => {
+    const freeze = `${NAME}-freeze`;
+    const policy = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: freeze },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: { resourceRules: [{ apiGroups: ['rbac.authorization.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['clusterrolebindings'] }] },
+        validations: [{ expression: `object.metadata.name != '${NAME}'`, message: 'frozen by the e2e suite' }],
+      },
+    };
+    const binding = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: freeze }, spec: { policyName: freeze, validationActions: ['Deny'] } };
+    kubectl(['apply', '--server-side', '-f', '-'], [policy, binding].map((o) => stringify(o)).join('---\n'));
+    try {
+      // In force once a server-side dry run of a write to the binding is refused.
+      const dryRun = () => {
+        try {
+          kubectl(['label', '--dry-run=server', '--overwrite', 'clusterrolebinding', NAME, 'e2e-probe=1']);
+          return '';
+        } catch (error) {
+          return String((error as { stderr?: string }).stderr);
+        }
+      };
+      await eventually(async () => dryRun(), (out) => out.includes('frozen by the e2e suite'), 'the freezing policy in force');
+      const ns = await createTestNamespace(kc, 'profiles-b', LABELS);
+      namespaces.push(ns);
+      await createPod(kc, ns);
+      const failed = await eventually(status, (s) => condition(s, 'Synced')?.reason === 'WriteFailed', 'the refused write on the status');
+      expect(condition(failed, 'Synced')?.status).toBe('False');
+      expect(condition(failed, 'Synced')?.message).toMatch(new RegExp(`^ClusterRoleBinding ${NAME} not in sync, retrying: HTTP \\d{3} .*frozen by the e2e suite`));
+      expect(await bindingSubjects(kc, NAME)).not.toContain(sa(ns));
+    } finally {
+      kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding', freeze]);
+      kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicy', freeze]);
+    }
+    // The retry runs on its backoff; a pod event reconciles at once.
+    const ns = await createTestNamespace(kc, 'profiles-c', LABELS);
+    namespaces.push(ns);
+    await createPod(kc, ns);
+    await eventually(() => bindingSubjects(kc, NAME), (s) => Array.isArray(s) && s.includes(sa(ns)), 'the binding written again');
+    const recovered = await eventually(status, (s) => condition(s, 'Synced')?.status === 'True', 'the status to recover');
+    expect(condition(recovered, 'Synced')?.reason).toBe('Synced');
+  });
+
   it('empties the binding of a deleted profile after the grace period', async () => {
     expect((await bindingSubjects(kc, NAME))?.length).toBeGreaterThan(0);
     kubectl(['delete', 'agentprofile', profile.name]);

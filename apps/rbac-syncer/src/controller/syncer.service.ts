@@ -3,6 +3,7 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } fr
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
 import {
   Controller,
+  describeApiError,
   describePermission,
   EventRecorder,
   loadKubeClient,
@@ -321,39 +322,56 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
-    const retired = this.retired.get(key);
     const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
     if (!this.controller.hasSynced('pods', 'namespaces') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }
+    const missing = profile ? this.missing.get(permissionKey(profile)) : undefined;
     const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
     try {
-      let requeueAfterMs: number | undefined;
-      if (retired?.rbac && bindingId(retired) !== bindingId(profile)) {
-        // Its pods no longer count for that binding: it empties as their grace runs out.
-        const out = await this.reconciler.retire(retired);
-        if (out.subjects === 0 && out.requeueAfterMs === undefined) this.retired.delete(key);
-        requeueAfterMs = out.requeueAfterMs;
-      } else if (retired) {
-        this.retired.delete(key);
+      let synced: { subjects: number; requeueAfterMs: number | undefined };
+      try {
+        synced = await this.syncRbac(key, profile, missing);
+      } catch (error) {
+        // The status says why, the objects stay as they were, and the error policy retries with backoff.
+        const bound = this.statusWritten.get(key)?.boundSubjects ?? 0;
+        await this.writeStatus(key, profile, bound, missing, describeApiError(error)).catch((statusError: unknown) =>
+          this.logger.warn(`AgentProfile ${key}: status not written: ${describeApiError(statusError)}`),
+        );
+        throw error;
       }
-      let subjects = 0;
-      const missing = profile ? this.missing.get(permissionKey(profile)) : undefined;
-      if (profile?.rbac && missing?.length === 0) {
-        const out = await this.reconciler.reconcile(profile);
-        subjects = out.subjects;
-        requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, out.requeueAfterMs ?? Infinity);
-      }
-      await this.writeStatus(key, profile, subjects, missing);
-      return Number.isFinite(requeueAfterMs) && requeueAfterMs !== undefined ? { requeueAfterMs: requeueAfterMs + 50 } : undefined;
+      await this.writeStatus(key, profile, synced.subjects, missing);
+      const { requeueAfterMs } = synced;
+      return requeueAfterMs !== undefined ? { requeueAfterMs: requeueAfterMs + 50 } : undefined;
     } finally {
       end();
     }
   }
 
+  /** Empties a retired binding as its grace runs out, and syncs the profile's RBAC when it may. */
+  private async syncRbac(key: string, profile: AgentProfile | undefined, missing: readonly string[] | undefined): Promise<{ subjects: number; requeueAfterMs: number | undefined }> {
+    const retired = this.retired.get(key);
+    let requeueAfterMs: number | undefined;
+    if (retired?.rbac && bindingId(retired) !== bindingId(profile)) {
+      // Its pods no longer count for that binding: it empties as their grace runs out.
+      const out = await this.reconciler.retire(retired);
+      if (out.subjects === 0 && out.requeueAfterMs === undefined) this.retired.delete(key);
+      requeueAfterMs = out.requeueAfterMs;
+    } else if (retired) {
+      this.retired.delete(key);
+    }
+    let subjects = 0;
+    if (profile?.rbac && missing?.length === 0) {
+      const out = await this.reconciler.reconcile(profile);
+      subjects = out.subjects;
+      requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, out.requeueAfterMs ?? Infinity);
+    }
+    return { subjects, requeueAfterMs: Number.isFinite(requeueAfterMs) ? requeueAfterMs : undefined };
+  }
+
   /** The AgentProfile's status, when profiles come from the API and something changed. */
-  private async writeStatus(name: string, profile: AgentProfile | undefined, subjects: number, missing: readonly string[] | undefined): Promise<void> {
+  private async writeStatus(name: string, profile: AgentProfile | undefined, subjects: number, missing: readonly string[] | undefined, writeFailure?: string): Promise<void> {
     const view = this.profileObjects?.get(name);
     const verdict = this.tracker.verdict(name);
     if (!view || !verdict) return;
@@ -363,6 +381,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       rbac: profile?.rbac,
       missingPermissions: missing,
       execGuardProblem: profile?.rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
+      writeFailure,
       subjects,
       now: new Date(),
     });

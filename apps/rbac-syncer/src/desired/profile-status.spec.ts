@@ -43,9 +43,27 @@ describe('profileStatus', () => {
     ['missing permissions', { missingPermissions: ['bind clusterroles.rbac.authorization.k8s.io named x'] }, 'False', 'MissingPermissions'],
     ['permissions not checked yet', { missingPermissions: undefined }, 'Unknown', 'Pending'],
     ['exec guard missing', { execGuardProblem: 'ValidatingAdmissionPolicy g not found' }, 'False', 'ExecGuardMissing'],
+    ['a write refused', { writeFailure: 'HTTP 403 Forbidden: denied', execGuardProblem: 'ValidatingAdmissionPolicy g not found' }, 'False', 'WriteFailed'],
     ['no RBAC', { rbac: undefined }, 'True', 'NoRbac'],
     ['nothing in force', { verdict: { ...base.verdict, accepted: false, reason: 'Invalid', inForceGeneration: undefined } }, 'False', 'NotInForce'],
   ])('Synced: %s', (_name, change, status, reason) => {
     expect(profileStatus({ ...base, ...change }).conditions[1]).toMatchObject({ status, reason });
+  });
+
+  it('names the binding and passes the API server\'s answer on when a write fails', () => {
+    const writeFailure = 'HTTP 422 Invalid: clusterrolebindings.rbac.authorization.k8s.io "xxl-agent-exec" is forbidden: ValidatingAdmissionPolicy \'freeze\' with binding \'freeze\' denied request: frozen';
+    expect(profileStatus({ ...base, writeFailure }).conditions[1]?.message).toBe(`ClusterRoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure}`);
+  });
+
+  it.each([
+    ['etcd', 'HTTP 500 InternalError: etcdserver: request is too large'],
+    ['the API server', 'HTTP 413 RequestEntityTooLarge: Request entity too large: limit is 3145728'],
+  ])('tells how to fix a ClusterRoleBinding too large for %s', (_by, writeFailure) => {
+    const message = profileStatus({ ...base, writeFailure }).conditions[1]?.message;
+    expect(message).toBe(
+      `ClusterRoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure} (one ClusterRoleBinding cannot hold this many ServiceAccounts: set the profile's spec.rbac.binding.kind to RoleBinding, one per namespace)`,
+    );
+    const perNamespace = { ...rbac, binding: { kind: 'RoleBinding' as const, name: 'xxl-agent-exec' } };
+    expect(profileStatus({ ...base, rbac: perNamespace, writeFailure }).conditions[1]?.message).toBe(`RoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure}`);
   });
 });

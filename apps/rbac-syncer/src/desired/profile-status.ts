@@ -29,6 +29,8 @@ export interface ProfileStatusInput {
   /** Permissions the syncer lacks for it (undefined: not checked yet). */
   readonly missingPermissions: readonly string[] | undefined;
   readonly execGuardProblem: string | undefined;
+  /** The API server's answer to the last reconcile's failed request; undefined once one succeeds. */
+  readonly writeFailure?: string;
   readonly subjects: number;
   readonly now: Date;
 }
@@ -58,9 +60,19 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
     return ['False', 'MissingPermissions', `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: grant them by name as in deploy/base/rbac-syncer/rbac.yaml`];
   }
   const binding = `${rbac.binding.kind} ${rbac.binding.name}`;
+  if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${withRemedy(rbac, input.writeFailure)}`];
   if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} kept empty: ${input.execGuardProblem}`];
   const where = rbac.binding.kind === 'RoleBinding' ? ' (one per namespace)' : '';
   return ['True', 'Synced', `${binding}${where} binds ${input.subjects} ServiceAccount(s) to ClusterRole ${rbac.clusterRole}`];
+}
+
+// etcd's request limit (1.5 MiB by default) and the API server's body limit (3 MiB).
+const TOO_LARGE = /request is too large|request entity too large/i;
+
+/** A binding grown past what the API server stores needs another shape, not a retry: say which. */
+function withRemedy(rbac: ProfileRbac, failure: string): string {
+  if (!TOO_LARGE.test(failure) || rbac.binding.kind !== 'ClusterRoleBinding') return failure;
+  return `${failure} (one ClusterRoleBinding cannot hold this many ServiceAccounts: set the profile's spec.rbac.binding.kind to RoleBinding, one per namespace)`;
 }
 
 function condition(input: ProfileStatusInput, type: string, status: StoredCondition['status'], reason: string, message: string, observedGeneration: number): StoredCondition {
