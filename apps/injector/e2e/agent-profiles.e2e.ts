@@ -90,9 +90,9 @@ describe('injector with AgentProfiles from the API', () => {
   it('takes a new AgentProfile, an edit and a delete within seconds, and keeps the last good generation through a bad edit', async () => {
     const injector = await startInjector(undefined, { PROFILES_FILE: '', KUBECONFIG: cp.kubeconfigPath });
     started.push(injector);
-    // Listed, no profile: ready, and nothing to inject.
-    const readyz = JSON.parse((await call(injector, 'GET', '/readyz')).body);
-    expect(readyz.details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [], generations: {} });
+    // Once listed (startInjector waits for /healthz, not for the list), with no profile: ready, and nothing to inject.
+    const readyz = await eventually('the AgentProfile list', async () => call(injector, 'GET', '/readyz'), (r) => r.status === 200);
+    expect(JSON.parse(readyz.body).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [], generations: {} });
     expect(await review(injector)).toMatchObject({ allowed: true, patch: '' });
 
     kubectl('apply', '--server-side', '-f', REFERENCE_PROFILE_FILE);
