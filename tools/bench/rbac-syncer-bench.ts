@@ -127,7 +127,7 @@ try {
     }
   }
   console.log(`\n(a) cold start, ${pods} pods in ${namespaces} namespaces, ${rounds} round(s): median [min–max]; ratio = median / baseline's median`);
-  console.log(`the syncer runs ${memoryLimit === undefined ? 'without a memory limit' : `in a memory cgroup with deploy/base's limit, ${(memoryLimit / MiB).toFixed(0)} MiB`}`);
+  console.log(`the syncer runs ${limitText()}`);
   const base = results[0];
   for (const [i, config] of configs.entries()) {
     const r = results[i];
@@ -171,7 +171,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const core = kc.makeApiClient(CoreV1Api);
   if (seedMarker) rmSync(seedMarker, { force: true }); // until the churn's pods are gone again
   const syncer = await startSyncer(config);
-  console.log(`\n(b) churn: the syncer runs ${memoryLimit === undefined ? 'without a memory limit' : `with deploy/base's memory limit, ${(memoryLimit / MiB).toFixed(0)} MiB`}`);
+  console.log(`\n(b) churn: the syncer runs ${limitText()}`);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   while (((await rbac.readClusterRoleBinding({ name: BINDING }).catch(() => undefined))?.subjects?.length ?? 0) < namespaces) {
     await new Promise((r) => setTimeout(r, 100));
@@ -388,6 +388,10 @@ async function stopSyncer(syncer: Syncer): Promise<number> {
   const kills = syncer.cgroup?.oomKills() ?? 0;
   syncer.cgroup?.remove();
   return kills;
+}
+
+function limitText(): string {
+  return memoryLimit === undefined ? 'without a memory limit' : `in a memory cgroup with deploy/base's limit, ${(memoryLimit / MiB).toFixed(0)} MiB`;
 }
 
 function ended(oomKills: number): string {

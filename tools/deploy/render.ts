@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from '@outrigger/control-plane';
+import { repoRoot, type AppName } from '@outrigger/control-plane';
 import { parse, parseAllDocuments } from 'yaml';
 
 /** A rendered Kubernetes object, as plain JSON. */
@@ -49,8 +49,6 @@ interface DeployedContainer {
   readonly env?: readonly { name: string; value?: string }[];
   readonly resources?: { readonly limits?: { readonly memory?: string } };
 }
-
-type AppName = 'injector' | 'rbac-syncer' | 'cert-manager';
 
 /** The app's own container in deploy/base. */
 function deployedContainer(app: AppName): DeployedContainer {
