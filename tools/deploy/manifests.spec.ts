@@ -247,7 +247,7 @@ describe('deploy/ kustomizations', () => {
     });
     const syncerRole = find('overlays/local', 'ClusterRole', 'outrigger-rbac-syncer') as any;
     const named = syncerRole.rules.filter((r: any) => r.resourceNames && r.apiGroups.includes('rbac.authorization.k8s.io')).map((r: any) => r.resourceNames);
-    expect(named).toEqual([['xxl-agent-exec', 'xxl-agent-native-exec'], ['xxl-agent-exec', 'xxl-agent-native-exec']]);
+    expect(named).toEqual([['xxl-agent-exec', 'xxl-agent-native-exec']]);
   });
 
   it('local: the production shape with the images built here', () => {

@@ -107,9 +107,10 @@ describe('rbac-syncer', () => {
     expect(await canExec(kc, unlabelled, 'default')).toBe(false);
     expect(await canExec(kc, b, 'default')).toBe(false);
     expect(await canExec(kc, ownNamespace, 'default')).toBe(false);
-    // an Event says what changed
+    // each namespace has its own binding, and an Event says what changed in it
+    expect((await rbac.readClusterRoleBinding({ name: `${BINDING}.${b}` })).subjects).toEqual([{ kind: 'ServiceAccount', name: 'agent', namespace: b }]);
     await eventually(
-      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING}` }),
+      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING}.${b}` }),
       (list) => (list.items ?? []).some((e) => e.reason === 'SubjectsChanged'),
       'a SubjectsChanged event',
     );
@@ -167,42 +168,42 @@ describe('rbac-syncer', () => {
       },
     });
     await createPod(kc, e); // the control: a real agent, bound
-    await eventually(subjects, (s) => Array.isArray(s) && s.includes(sa(e)), 'the real agent bound');
+    await eventually(subjects, (s) => s.includes(sa(e)), 'the real agent bound');
     expect((await subjects())?.filter((s) => s.includes(`${e}/`))).toEqual([sa(e)]);
   });
 
-  it('keeps the binding empty while the exec guard is missing, says why on /readyz and in an Event, and restores it', async () => {
+  it('removes the bindings while the exec guard is missing, says why on /readyz and in an Event, and restores them', async () => {
     const before = await subjects();
     expect(before?.length).toBeGreaterThan(0);
     const admission = kc.makeApiClient(AdmissionregistrationV1Api);
     await admission.deleteValidatingAdmissionPolicyBinding({ name: EXEC_GUARD_NAME });
-    await eventually(subjects, (s) => Array.isArray(s) && s.length === 0, 'binding emptied');
+    await eventually(subjects, (s) => s.length === 0, 'bindings removed');
     const ready = await fetch(`http://127.0.0.1:${portA}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.text()).toContain(`exec guard not in force: ValidatingAdmissionPolicyBinding ${EXEC_GUARD_NAME} not found`);
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
     await eventually(
-      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING},reason=ExecGuardMissing` }),
+      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.kind=ClusterRole,involvedObject.name=${BINDING},reason=ExecGuardMissing` }),
       (list) => (list.items ?? []).some((ev) => ev.type === 'Warning' && ev.message?.includes('not found')),
       'an ExecGuardMissing Warning',
     );
     await installExecGuard(inject('controlPlane').kubeconfigPath);
-    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding restored');
+    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'bindings restored');
     expect((await fetch(`http://127.0.0.1:${portA}/readyz`)).status).toBe(200);
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
   });
 
-  it('keeps the binding empty while the guard exists but its CEL was rewritten to allow everything, and restores it', async () => {
+  it('removes the bindings while the guard exists but its CEL was rewritten to allow everything, and restores them', async () => {
     const before = await subjects();
     expect(before?.length).toBeGreaterThan(0);
     const policy = execGuardPolicy(EXEC_GUARD_NAME);
     const allowAll = { ...policy, spec: { ...policy.spec, validations: [{ ...policy.spec.validations[0], expression: 'true' }] } };
     await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), allowAll, { fieldManager: 'rbac-syncer-e2e', force: true });
-    await eventually(subjects, (s) => Array.isArray(s) && s.length === 0, 'binding emptied');
+    await eventually(subjects, (s) => s.length === 0, 'bindings removed');
     expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} differs from the shipped guard in its match rules or CEL`);
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
     await installExecGuard(inject('controlPlane').kubeconfigPath);
-    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding restored');
+    await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'bindings restored');
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
   });
 
@@ -218,7 +219,7 @@ describe('rbac-syncer', () => {
   it('removes a subject after the grace period when its last pod is deleted', async () => {
     const a = labelled[0] as string;
     await deleteAllPods(kc, a);
-    await eventually(subjects, (s) => Array.isArray(s) && !s.includes(sa(a)) && s.includes(sa(labelled[1] as string, 'agent')), 'subject of the emptied namespace removed');
+    await eventually(subjects, (s) => !s.includes(sa(a)) && s.includes(sa(labelled[1] as string, 'agent')), 'subject of the emptied namespace removed');
     expect(await canExec(kc, a, 'default')).toBe(false);
   });
 
@@ -228,13 +229,13 @@ describe('rbac-syncer', () => {
       { name: c, body: [{ op: 'remove', path: '/metadata/labels/outrigger.dev~1injection' }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
-    await eventually(subjects, (s) => Array.isArray(s) && !s.includes(sa(c)), 'subject of the unlabelled namespace removed');
+    await eventually(subjects, (s) => !s.includes(sa(c)), 'subject of the unlabelled namespace removed');
   });
 
   it('repairs a binding edited by hand', async () => {
     const before = await subjects();
     await rbac.patchClusterRoleBinding(
-      { name: BINDING, body: [{ op: 'replace', path: '/subjects', value: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'mallory' }] }] },
+      { name: `${BINDING}.${labelled[1]}`, body: [{ op: 'replace', path: '/subjects', value: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'mallory' }] }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'binding repaired');
@@ -263,7 +264,7 @@ describe('rbac-syncer', () => {
     await eventually(() => metric(portB, 'outrigger_rbac_syncer_leader'), (v) => v === 1, 'B leads');
     const d = await createTestNamespace(kc, 'team-d', LABELS);
     await createPod(kc, d);
-    await eventually(subjects, (s) => Array.isArray(s) && s.includes(sa(d)), 'B binds a new namespace');
+    await eventually(subjects, (s) => s.includes(sa(d)), 'B binds a new namespace');
     expect(b.running).toBe(true);
   });
 });

@@ -101,15 +101,20 @@ export async function deleteAllPods(kc: KubeConfig, namespace: string): Promise<
   for (const pod of pods.items) await core.deleteNamespacedPod({ namespace, name: pod.metadata?.name ?? '', gracePeriodSeconds: 0 });
 }
 
-/** `Kind:namespace/name` of each subject, or undefined when the binding does not exist. */
-export async function bindingSubjects(kc: KubeConfig, name: string): Promise<string[] | undefined> {
-  let binding: V1ClusterRoleBinding;
-  try {
-    binding = await kc.makeApiClient(RbacAuthorizationV1Api).readClusterRoleBinding({ name });
-  } catch {
-    return undefined;
-  }
-  return (binding.subjects ?? []).map((s) => `${s.kind}:${s.namespace ?? ''}/${s.name}`);
+/**
+ * `Kind:namespace/name` of each subject bound by a profile's binding `name`: one ClusterRoleBinding
+ * `<name>.<namespace>` per namespace, so a suite that names its binding uniquely sees only its own.
+ */
+export async function bindingSubjects(kc: KubeConfig, name: string): Promise<string[]> {
+  const list = await kc.makeApiClient(RbacAuthorizationV1Api).listClusterRoleBinding({ labelSelector: 'app.kubernetes.io/managed-by=outrigger-rbac-syncer' });
+  return perNamespace(list.items, name)
+    .flatMap((b) => (b.subjects ?? []).map((s) => `${s.kind}:${s.namespace ?? ''}/${s.name}`))
+    .sort();
+}
+
+/** The per-namespace ClusterRoleBindings of binding `name`. */
+export function perNamespace(items: readonly V1ClusterRoleBinding[], name: string): V1ClusterRoleBinding[] {
+  return items.filter((b) => b.metadata?.name?.startsWith(`${name}.`) && b.metadata.labels?.['outrigger.dev/namespace'] === b.metadata.name.slice(name.length + 1));
 }
 
 export const sa = (ns: string, name = 'default') => `ServiceAccount:${ns}/${name}`;

@@ -3,6 +3,7 @@
 export {
   agentProfileSchema,
   ENABLE_SUFFIX,
+  KEEP_POD_TOKEN_SUFFIX,
   profilesFileSchema,
   STATUS_SUFFIX,
   type AgentContainerSpec,
@@ -19,6 +20,15 @@ export {
   type EscalationRule,
 } from './escalation-rules.js';
 export { clusterWideRules, GUARDED_POD_SUBRESOURCES, profileWarnings } from './profile-warnings.js';
+export {
+  agentPodSecurityLevel,
+  meetsPodSecurity,
+  parsePodSecurityLevel,
+  POD_SECURITY_ENFORCE_LABEL,
+  POD_SECURITY_LEVELS,
+  POD_SECURITY_OPT_OUT_FIELD,
+  type PodSecurityLevel,
+} from './pod-security.js';
 export { convertProfilesFile, parseProfiles } from './parse-profiles.js';
 export { loadProfilesFile } from './load-profiles-file.js';
 export {
@@ -44,4 +54,4 @@ export { profileHash } from './profile-hash.js';
 export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
 
 export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
-export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from './synced-rbac-labels.js';
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from './synced-rbac-labels.js';

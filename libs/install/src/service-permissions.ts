@@ -68,23 +68,24 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
 }
 
 /**
- * What one profile needs on top: `bind`/`escalate` on its own ClusterRole only, its binding by
- * name, and reading the exec guard when it binds cluster-wide. An admin grants these per profile
- * (deploy/base/rbac-syncer/rbac.yaml), so creating an AgentProfile alone never widens what the
- * syncer can grant.
+ * What one profile needs on top: `bind`/`escalate` on its own ClusterRole only (an admin grants
+ * these per profile in deploy/base/rbac-syncer/rbac.yaml, so creating an AgentProfile alone never
+ * widens what the syncer can grant), and writing its bindings: one per namespace, so by any name
+ * (RBAC cannot limit by label; the syncer writes only objects its labels mark as its own), and
+ * reading the exec guard when it binds cluster-wide.
  */
 export function rbacSyncerProfilePermissions(profile: AgentProfile, execGuardName: string): RequiredPermission[] {
   const rbac = profile.rbac;
   if (!rbac) return [];
-  const list: RequiredPermission[] = ['get', 'patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: rbac.clusterRole }));
+  const list: RequiredPermission[] = ['patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: rbac.clusterRole }));
   if (rbac.binding.kind === 'ClusterRoleBinding') {
-    for (const verb of ['get', 'patch']) list.push({ verb, group: RBAC, resource: 'clusterrolebindings', name: rbac.binding.name });
+    for (const verb of ['patch', 'delete']) list.push({ verb, group: RBAC, resource: 'clusterrolebindings' });
     // Read-only, by name: the guard ships with the manifests; the syncer only checks it is in force.
     for (const resource of ['validatingadmissionpolicies', 'validatingadmissionpolicybindings']) {
       for (const verb of ['get', 'list', 'watch']) list.push({ verb, group: 'admissionregistration.k8s.io', resource, name: execGuardName });
     }
   } else {
-    for (const verb of ['list', 'watch', 'get', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
+    for (const verb of ['list', 'watch', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
   }
   return list;
 }

@@ -32,6 +32,23 @@ export async function applyObject<T extends KubeObject = KubeObject>(kc: KubeCli
   });
 }
 
+/**
+ * Creates `obj` (POST): unlike apply, it fails with 409 AlreadyExists when an object of that name
+ * exists, so an object someone else made is never taken over. Returns the stored object.
+ */
+export async function createObject<T extends KubeObject = KubeObject>(kc: KubeClient, obj: KubeObject, options: ApplyOptions): Promise<T> {
+  const ref = refOf(obj);
+  const { resource, namespaced } = await discoverResource(kc, ref.apiVersion, ref.kind);
+  if (namespaced && !ref.namespace) throw new Error(`${ref.kind} ${ref.name} is namespaced but has no namespace`);
+  return kubeJson<T>(kc, {
+    method: 'POST',
+    path: resourcePath({ apiVersion: ref.apiVersion, resource, namespace: namespaced ? ref.namespace : undefined }),
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    query: { fieldManager: options.fieldManager },
+    body: obj,
+  });
+}
+
 /** One RFC 6902 operation. */
 export type JsonPatchOperation =
   | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: unknown }

@@ -2,6 +2,9 @@ import { registerAs, type ConfigType } from '@nestjs/config';
 import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
 
+/** The largest cap: that many subjects of the longest names still fit one object in etcd (see binding-size.spec.ts). */
+export const MAX_SUBJECTS_CEILING = 3_000;
+
 const schema = z.object({
   ...serviceEnv({ leaseName: 'outrigger-rbac-syncer', namespace: 'outrigger-system' }),
   PORT: envField.port(8080),
@@ -26,6 +29,11 @@ const schema = z.object({
    * or `pages` of POD_PAGE_SIZE.
    */
   POD_LIST: z.enum(['pages', 'stream']).default('stream'),
+  /**
+   * At most this many ServiceAccounts are bound per namespace and profile: one namespace cannot
+   * grow its binding without bound (it holds only its own subjects; the rest wait, reported on the status).
+   */
+  MAX_SUBJECTS_PER_NAMESPACE: z.coerce.number().int().min(1).max(MAX_SUBJECTS_CEILING).default(1_000),
   /** /healthz fails when the view has been incomplete this long. */
   UNHEALTHY_AFTER: envField.duration('5m'),
 });
@@ -46,6 +54,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     execGuardName: env.EXEC_GUARD_NAME,
     podPageSize: env.POD_PAGE_SIZE,
     podStreamingList: env.POD_LIST === 'stream',
+    maxPerNamespace: env.MAX_SUBJECTS_PER_NAMESPACE,
   };
 });
 

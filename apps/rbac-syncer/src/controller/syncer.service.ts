@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
 import {
   Controller,
   describeApiError,
@@ -19,11 +19,14 @@ import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrig
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
-import { liveSubjects, podSubjectKeys } from '../desired/live-subjects.js';
+import { liveByNamespace, podSubjectKeys } from '../desired/live-subjects.js';
 import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
+import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
-import { ProfileReconciler, type StoredBinding } from './profile-reconciler.js';
+import type { ObservedBinding, ObservedProfile, ObservedRole } from '../plan/observed-profile.js';
+import { planProfile, type ProfilePlan } from '../plan/plan-profile.js';
+import { PlanExecutor } from './plan-executor.js';
 import { writeProfileStatus } from './profile-status-writer.js';
 
 export interface SyncerStatus {
@@ -45,29 +48,32 @@ interface ProfileObjectView {
 }
 
 /**
- * The controller: reflectors on AgentProfiles, pods (projections only), labelled namespaces and its
- * own roles and bindings feed a work queue keyed by profile name; the leader reconciles each key
- * (level-based, see ProfileReconciler) and reports on the AgentProfile's status. Every replica
- * watches, so a new leader starts warm. Profiles come from the API, or from PROFILES_FILE.
+ * The controller, declared: reflectors on AgentProfiles, pods (projections only), labelled
+ * namespaces, every ClusterRole and its own bindings feed a work queue keyed by profile name. The
+ * leader reconciles each key as observe → plan (planProfile, pure) → execute (PlanExecutor), then
+ * reports on the AgentProfile's status. Every replica watches, so a new leader starts warm.
+ * Profiles come from the API, or from PROFILES_FILE.
  */
 @Injectable()
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RbacSyncer');
   private inForce: readonly ProfileInForce[] = [];
   private readonly tracker = new ProfileSetTracker();
-  /** Profiles that left the in-force set: their bindings are emptied (after the grace) and forgotten. */
-  private readonly retired = new Map<string, AgentProfile>();
   /** Per profile name and hash: the permissions the syncer lacks for it ([] when it has them all). */
   private readonly missing = new Map<string, string[]>();
+  /** The planner's memory per profile: since when a bound subject has had no live pod. */
+  private readonly goneSince = new Map<string, ReadonlyMap<string, number>>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
   private kc!: KubeClient;
   private controller!: Controller;
+  private executor!: PlanExecutor;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
   private pods!: Reflector<PodView>;
   private namespaces!: Reflector<true>;
+  private roles!: Reflector<ObservedRole>;
+  private readonly bindings: Reflector<OwnBinding>[] = [];
   /** Only once a profile binds cluster-wide: the guard that confines those bindings' exec. */
   private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
-  private reconciler!: ProfileReconciler;
   private recheckTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private incompleteSince: number | undefined = Date.now();
@@ -96,9 +102,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
     }
 
-    const profileKeys = () => [...new Set([...this.inForce.map((p) => p.profile.name), ...this.tracker.names(), ...this.retired.keys()])];
     this.controller = new Controller(this.kc, {
-      keys: profileKeys,
+      keys: () => this.profileKeys(),
       log: this.logger,
       resyncMs: this.config.resyncMs,
       deadStreamTimeoutMs: this.config.watchDeadMs,
@@ -115,7 +120,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         },
       },
     });
-    const known = (profile: string): string[] => this.known(profile);
     this.pods = this.controller.watches<PodView>('pods', {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
@@ -133,9 +137,15 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
       project: () => true,
     });
-    // Our own bindings and roles: a hand edit is repaired at once, not at the next resync.
-    const clusterRoleBindings = this.controller.watches('clusterrolebindings', ownObjects('clusterrolebindings', ['subjects', 'roleRef'], known));
-    const clusterRoles = this.controller.watches('clusterroles', ownObjects('clusterroles', ['rules'], known));
+    // Every ClusterRole, ours or not: a profile naming a role that is not Outrigger's binds nothing.
+    this.roles = this.controller.watches<ObservedRole>('clusterroles', {
+      path: resourcePath({ apiVersion: RBAC_API, resource: 'clusterroles' }),
+      project: projectRole,
+      equals: (a, b) => a.ownedBy === b.ownedBy && JSON.stringify(a.rules) === JSON.stringify(b.rules),
+      mapper: (role) => this.profilesNaming(role),
+      resyncOnList: false,
+    });
+    this.bindings.push(this.controller.watches('clusterrolebindings', ownBindings('clusterrolebindings')));
     if (fromApi) {
       this.profileObjects = this.controller.watches<ProfileObjectView>(AGENT_PROFILE_PLURAL, {
         path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
@@ -152,31 +162,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
 
     const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.controller.identity ?? 'rbac-syncer', logger: (m) => this.logger.warn(m) });
-    this.reconciler = new ProfileReconciler({
-      kc: this.kc,
-      view: {
-        liveSubjects: (profile) => liveSubjects(this.pods.indexKeys(), profile),
-        labelledNamespaces: () => new Set(this.namespaces.keys()),
-        viewComplete: () => this.viewComplete(),
-        execGuardProblem: () => this.execGuardProblem(),
-        ownClusterRole: (name) => {
-          const view = clusterRoles.get(name);
-          return view && { profile: view.profile, rules: (JSON.parse(view.fields) as [unknown])[0] };
-        },
-        ownClusterRoleBinding: (name) => {
-          const view = clusterRoleBindings.get(name);
-          if (!view) return undefined;
-          const [subjects, roleRef] = JSON.parse(view.fields) as [StoredBinding['subjects'], StoredBinding['roleRef']];
-          const labels = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [PROFILE_LABEL]: view.profile };
-          return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name, uid: view.uid, resourceVersion: view.resourceVersion, labels }, subjects, roleRef };
-        },
-      },
-      protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
-      graceMs: this.config.graceMs,
-      events,
-      metrics: this.metrics,
-      log: this.logger,
-    });
+    this.executor = new PlanExecutor({ kc: this.kc, events, metrics: this.metrics, log: this.logger });
 
     this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
     this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
@@ -218,6 +204,17 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return this.inForce.flatMap(({ profile }) => (profile.rbac && this.missing.get(permissionKey(profile))?.length === 0 ? [profile] : []));
   }
 
+  /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
+  private profileKeys(): string[] {
+    const owners = this.bindings.flatMap((store) => store.entries().map(([, b]) => b.profile));
+    return [...new Set([...this.inForce.map((p) => p.profile.name), ...this.tracker.names(), ...owners])];
+  }
+
+  private profilesNaming(role: ObservedRole): string[] {
+    const naming = this.inForce.filter((p) => p.profile.rbac?.clusterRole === role.name).map((p) => p.profile.name);
+    return role.ownedBy ? [...naming, role.ownedBy] : naming;
+  }
+
   private resolveFromApi(): void {
     const reflector = this.profileObjects;
     if (!reflector?.status().hasSynced) return;
@@ -233,26 +230,24 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Puts a new set of profiles in force: checks each new one's permissions, starts the watches it
-   * needs, re-projects the pods (which profiles a pod belongs to depends on them), retires the
-   * profiles that left, and reconciles everything.
+   * needs, re-projects the pods (which profiles a pod belongs to depends on them), and reconciles
+   * everything (bindings of profiles that left are emptied by their plans).
    */
   private async useProfiles(next: readonly ProfileInForce[]): Promise<void> {
     const before = new Map(this.inForce.map((p) => [p.profile.name, p.profile]));
     this.inForce = next;
     for (const { profile } of next) {
       const old = before.get(profile.name);
-      if (old && profileHash(old) !== profileHash(profile)) this.retired.set(profile.name, old); // a renamed role or binding is emptied
       if (old && profileHash(old) === profileHash(profile)) continue;
       if (profile.rbac) this.missing.delete(permissionKey(profile));
       profileWarnings(profile).forEach((line) => this.logger.warn(line));
     }
-    for (const [name, old] of before) if (!next.some((p) => p.profile.name === name)) this.retired.set(name, old);
     await Promise.all(next.map(({ profile }) => this.checkPermissions(profile)));
     if (next !== this.inForce) return; // a newer set arrived meanwhile
     // Watches only some profiles need, declared when the first such profile arrives.
     const withRbac = this.profiles();
     if (!this.controller.hasWatch('rolebindings') && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
-      this.controller.watches('rolebindings', ownObjects('rolebindings', ['subjects', 'roleRef'], (profile) => this.known(profile)));
+      this.bindings.push(this.controller.watches('rolebindings', ownBindings('rolebindings')));
     }
     if (!this.guardWatched && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
     this.pods.relist();
@@ -300,10 +295,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return this.guard !== undefined;
   }
 
-  private known(profile: string): string[] {
-    return this.inForce.some((p) => p.profile.name === profile) || this.retired.has(profile) ? [profile] : [];
-  }
-
   /** Undefined when no profile binds cluster-wide or the guard is in force; unknown until both watches listed. */
   private execGuardProblem(): string | undefined {
     if (!this.guard) return undefined;
@@ -320,69 +311,88 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return complete;
   }
 
+  /** One profile, level-based: observe the stores, plan (pure), execute, report. */
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
     const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
-    if (!this.controller.hasSynced('pods', 'namespaces') || guardUnknown) {
+    if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }
-    const missing = profile ? this.missing.get(permissionKey(profile)) : undefined;
+    const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
+    const role = profile?.rbac ? this.roles.get(profile.rbac.clusterRole) : undefined;
+    const foreignRole = role !== undefined && role.ownedBy !== key;
     const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
     try {
-      let synced: { subjects: number; requeueAfterMs: number | undefined };
+      // Without its permissions a profile's RBAC is left as it is; a foreign role is revoked regardless.
+      if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
+        this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
+        await this.writeStatus(key, { profile, missing, subjects: 0 });
+        return;
+      }
+      const plan = planProfile(this.observe(key, profile));
+      this.goneSince.set(key, plan.goneSince);
+      let notOurs: readonly string[] = [];
       try {
-        synced = await this.syncRbac(key, profile, missing);
+        notOurs = (await this.executor.execute(key, plan)).notOurs;
       } catch (error) {
         // The status says why, the objects stay as they were, and the error policy retries with backoff.
-        const bound = this.statusWritten.get(key)?.boundSubjects ?? 0;
-        await this.writeStatus(key, profile, bound, missing, describeApiError(error)).catch((statusError: unknown) =>
+        await this.writeStatus(key, { profile, missing, plan, writeFailure: describeApiError(error) }).catch((statusError: unknown) =>
           this.logger.warn(`AgentProfile ${key}: status not written: ${describeApiError(statusError)}`),
         );
         throw error;
       }
-      await this.writeStatus(key, profile, synced.subjects, missing);
-      const { requeueAfterMs } = synced;
-      return requeueAfterMs !== undefined ? { requeueAfterMs: requeueAfterMs + 50 } : undefined;
+      if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(key, profile.rbac.clusterRole, this.execGuardProblem());
+      this.metrics.reconciles.inc({ profile: key, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
+      if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
+      await this.writeStatus(key, { profile, missing, plan, notOurs });
+      if (plan.wakeAtMs !== undefined) return { requeueAfterMs: Math.max(0, plan.wakeAtMs - Date.now()) + 50 };
     } finally {
       end();
     }
   }
 
-  /** Empties a retired binding as its grace runs out, and syncs the profile's RBAC when it may. */
-  private async syncRbac(key: string, profile: AgentProfile | undefined, missing: readonly string[] | undefined): Promise<{ subjects: number; requeueAfterMs: number | undefined }> {
-    const retired = this.retired.get(key);
-    let requeueAfterMs: number | undefined;
-    if (retired?.rbac && bindingId(retired) !== bindingId(profile)) {
-      // Its pods no longer count for that binding: it empties as their grace runs out.
-      const out = await this.reconciler.retire(retired);
-      if (out.subjects === 0 && out.requeueAfterMs === undefined) this.retired.delete(key);
-      requeueAfterMs = out.requeueAfterMs;
-    } else if (retired) {
-      this.retired.delete(key);
-    }
-    let subjects = 0;
-    if (profile?.rbac && missing?.length === 0) {
-      const out = await this.reconciler.reconcile(profile);
-      subjects = out.subjects;
-      requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, out.requeueAfterMs ?? Infinity);
-    }
-    return { subjects, requeueAfterMs: Number.isFinite(requeueAfterMs) ? requeueAfterMs : undefined };
+  /** What profile `name`'s plan depends on, from the stores at this moment. */
+  private observe(name: string, profile: AgentProfile | undefined): ObservedProfile {
+    const rbac = profile?.rbac;
+    return {
+      name,
+      profile,
+      role: rbac ? this.roles.get(rbac.clusterRole) : undefined,
+      bindings: this.bindings.flatMap((store) => store.entries().flatMap(([, b]) => (b.profile === name ? [b.binding] : []))),
+      live: rbac ? liveByNamespace(this.pods.indexKeys(), name) : new Map(),
+      labelledNamespaces: new Set(this.namespaces.keys()),
+      protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
+      viewComplete: this.viewComplete(),
+      execGuardProblem: rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
+      goneSince: this.goneSince.get(name) ?? new Map(),
+      nowMs: Date.now(),
+      graceMs: this.config.graceMs,
+      maxPerNamespace: this.config.maxPerNamespace,
+    };
   }
 
   /** The AgentProfile's status, when profiles come from the API and something changed. */
-  private async writeStatus(name: string, profile: AgentProfile | undefined, subjects: number, missing: readonly string[] | undefined, writeFailure?: string): Promise<void> {
+  private async writeStatus(
+    name: string,
+    outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; plan?: ProfilePlan; subjects?: number; notOurs?: readonly string[]; writeFailure?: string },
+  ): Promise<void> {
     const view = this.profileObjects?.get(name);
     const verdict = this.tracker.verdict(name);
     if (!view || !verdict) return;
+    const { profile, plan } = outcome;
     const status = profileStatus({
       verdict,
       stored: view.conditions,
       rbac: profile?.rbac,
-      missingPermissions: missing,
+      missingPermissions: outcome.missing,
       execGuardProblem: profile?.rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
-      writeFailure,
-      subjects,
+      writeFailure: outcome.writeFailure,
+      foreignRole: plan?.roleState === 'foreign',
+      notOurs: outcome.notOurs,
+      overCap: plan?.overCap,
+      maxPerNamespace: this.config.maxPerNamespace,
+      subjects: plan?.subjects ?? outcome.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
       now: new Date(),
     });
     const written = this.statusWritten.get(name);
@@ -396,38 +406,59 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 const GUARD_POLICIES = 'validatingadmissionpolicies';
 const GUARD_BINDINGS = 'validatingadmissionpolicybindings';
 
-/** One of our own objects as its watch keeps it: what the reconciler compares, and the version seen. */
-interface OwnObjectView {
+const RBAC_API = 'rbac.authorization.k8s.io/v1';
+
+/** One of our bindings as its watch keeps it: which profile it serves, and what the planner sees. */
+interface OwnBinding {
   readonly profile: string;
-  readonly uid: string;
-  readonly resourceVersion: string;
-  /** The fields we keep equal (rules; subjects and roleRef), as JSON. */
-  readonly fields: string;
+  readonly binding: ObservedBinding;
 }
 
-/** Our own objects of a kind (by label); a change of their profile label or kept fields concerns that profile. */
-function ownObjects(resource: string, fields: readonly string[], known: (profile: string) => string[]): WatchOptions<OwnObjectView> {
+type StoredSubject = { kind?: string; name?: string; namespace?: string };
+
+/** Our own bindings of a kind (by label); a change concerns the profile the label names. */
+function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): WatchOptions<OwnBinding> {
+  const kind = resource === 'clusterrolebindings' ? 'ClusterRoleBinding' : 'RoleBinding';
   return {
-    path: resourcePath({ apiVersion: 'rbac.authorization.k8s.io/v1', resource }),
+    path: resourcePath({ apiVersion: RBAC_API, resource }),
     labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-    project: (obj: KubeObject) => ({
-      profile: obj.metadata?.labels?.[PROFILE_LABEL] ?? '',
-      uid: obj.metadata?.uid ?? '',
-      resourceVersion: obj.metadata?.resourceVersion ?? '',
-      fields: JSON.stringify(fields.map((f) => obj[f] ?? null)),
-    }),
-    equals: (a, b) => a.profile === b.profile && a.fields === b.fields,
-    mapper: (view) => known(view.profile),
+    project: (obj: KubeObject) => {
+      const stored = obj as KubeObject & { subjects?: StoredSubject[]; roleRef?: { name?: string } };
+      const raw = stored.subjects ?? [];
+      const subjects = normalizeSubjects(raw.flatMap((s): SaSubject[] => (s.kind === 'ServiceAccount' && s.name && s.namespace ? [{ kind: 'ServiceAccount', name: s.name, namespace: s.namespace }] : [])));
+      const asStored = raw.map((s): SaSubject => ({ kind: 'ServiceAccount', name: s.name ?? '', namespace: s.namespace ?? '' }));
+      const labels = obj.metadata?.labels ?? {};
+      return {
+        profile: labels[PROFILE_LABEL] ?? '',
+        binding: {
+          kind,
+          name: obj.metadata?.name ?? '',
+          namespace: kind === 'RoleBinding' ? obj.metadata?.namespace : labels[NAMESPACE_LABEL],
+          roleRef: stored.roleRef?.name ?? '',
+          subjects,
+          untidy: raw.some((s) => s.kind !== 'ServiceAccount') || !sameSubjects(subjects, asStored),
+        },
+      };
+    },
+    equals: (a, b) => JSON.stringify(a) === JSON.stringify(b),
+    mapper: (view) => [view.profile],
     resyncOnList: false,
+  };
+}
+
+/** A ClusterRole as the planner needs it: whose it is, and (only if ours) its rules. */
+function projectRole(obj: KubeObject): ObservedRole {
+  const labels = obj.metadata?.labels;
+  const ours = labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+  return {
+    name: obj.metadata?.name ?? '',
+    ownedBy: ours ? (labels?.[PROFILE_LABEL] ?? '') : undefined,
+    rules: ours ? ((obj as { rules?: PolicyRule[] }).rules ?? []) : [],
   };
 }
 
 /** How often permissions missing for a profile are asked for again. */
 const PERMISSION_RECHECK_MS = 15_000;
-
-function bindingId(profile: AgentProfile | undefined): string | undefined {
-  return profile?.rbac ? `${profile.rbac.binding.kind}/${profile.rbac.binding.name}` : undefined;
-}
 
 function permissionKey(profile: AgentProfile): string {
   return `${profile.name}@${profileHash(profile)}`;

@@ -14,14 +14,21 @@ export function podSubjectKeys(view: PodView): string[] {
   return view.profiles.map((profile) => `${profile}${SEPARATOR}${view.namespace}/${view.serviceAccount}`);
 }
 
-/** The ServiceAccounts filed under `profile` among the index keys in use. */
-export function liveSubjects(keys: Iterable<string>, profile: string): SaSubject[] {
+/** The ServiceAccounts filed under `profile` among the index keys in use, by namespace. */
+export function liveByNamespace(keys: Iterable<string>, profile: string): Map<string, string[]> {
   const prefix = `${profile}${SEPARATOR}`;
-  const subjects: SaSubject[] = [];
+  const byNamespace = new Map<string, string[]>();
   for (const key of keys) {
     if (!key.startsWith(prefix)) continue;
     const [namespace = '', name = ''] = key.slice(prefix.length).split('/');
-    subjects.push({ kind: 'ServiceAccount', namespace, name });
+    const names = byNamespace.get(namespace);
+    if (names) names.push(name);
+    else byNamespace.set(namespace, [name]);
   }
-  return subjects;
+  return byNamespace;
+}
+
+/** The same, as subjects. */
+export function liveSubjects(keys: Iterable<string>, profile: string): SaSubject[] {
+  return [...liveByNamespace(keys, profile)].flatMap(([namespace, names]) => names.map((name) => ({ kind: 'ServiceAccount' as const, namespace, name })));
 }

@@ -20,7 +20,7 @@ describe('profileStatus', () => {
       boundSubjects: 3,
       conditions: [
         { type: 'Accepted', status: 'True', reason: 'Valid', message: 'generation 2 is in force', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
-        { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec binds 3 ServiceAccount(s) to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
+        { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec.<namespace> (one per namespace) binds 3 ServiceAccount(s) to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
       ],
     });
   });
@@ -45,6 +45,9 @@ describe('profileStatus', () => {
     ['exec guard missing', { execGuardProblem: 'ValidatingAdmissionPolicy g not found' }, 'False', 'ExecGuardMissing'],
     ['a write refused', { writeFailure: 'HTTP 403 Forbidden: denied', execGuardProblem: 'ValidatingAdmissionPolicy g not found' }, 'False', 'WriteFailed'],
     ['no RBAC', { rbac: undefined }, 'True', 'NoRbac'],
+    ['a foreign ClusterRole, permissions missing too', { foreignRole: true, missingPermissions: ['bind clusterroles named cluster-admin'] }, 'False', 'ForeignClusterRole'],
+    ['a name taken by an object that is not ours', { notOurs: ['ClusterRoleBinding xxl-agent-exec.a'] }, 'False', 'NameTaken'],
+    ['a namespace over the cap', { overCap: new Map([['greedy', 5000]]), maxPerNamespace: 1000 }, 'False', 'NamespaceOverCap'],
     ['nothing in force', { verdict: { ...base.verdict, accepted: false, reason: 'Invalid', inForceGeneration: undefined } }, 'False', 'NotInForce'],
   ])('Synced: %s', (_name, change, status, reason) => {
     expect(profileStatus({ ...base, ...change }).conditions[1]).toMatchObject({ status, reason });
@@ -55,15 +58,15 @@ describe('profileStatus', () => {
     expect(profileStatus({ ...base, writeFailure }).conditions[1]?.message).toBe(`ClusterRoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure}`);
   });
 
-  it.each([
-    ['etcd', 'HTTP 500 InternalError: etcdserver: request is too large'],
-    ['the API server', 'HTTP 413 RequestEntityTooLarge: Request entity too large: limit is 3145728'],
-  ])('tells how to fix a ClusterRoleBinding too large for %s', (_by, writeFailure) => {
-    const message = profileStatus({ ...base, writeFailure }).conditions[1]?.message;
-    expect(message).toBe(
-      `ClusterRoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure} (one ClusterRoleBinding cannot hold this many ServiceAccounts: set the profile's spec.rbac.binding.kind to RoleBinding, one per namespace)`,
-    );
-    const perNamespace = { ...rbac, binding: { kind: 'RoleBinding' as const, name: 'xxl-agent-exec' } };
-    expect(profileStatus({ ...base, rbac: perNamespace, writeFailure }).conditions[1]?.message).toBe(`RoleBinding xxl-agent-exec not in sync, retrying: ${writeFailure}`);
+  it('never tells the admin to grant the syncer a role that is not Outrigger\'s', () => {
+    const message = profileStatus({ ...base, rbac: { ...rbac, clusterRole: 'cluster-admin' }, foreignRole: true, missingPermissions: ['bind clusterroles.rbac.authorization.k8s.io named cluster-admin'] }).conditions[1]?.message ?? '';
+    expect(message).toContain('ClusterRole cluster-admin exists and is not managed by Outrigger');
+    expect(message).not.toMatch(/grant/i);
+  });
+
+  it('names the namespaces over the cap, at most five of them', () => {
+    const overCap = new Map(['f', 'e', 'd', 'c', 'b', 'a'].map((ns) => [ns, 2000]));
+    const message = profileStatus({ ...base, overCap, maxPerNamespace: 1000 }).conditions[1]?.message;
+    expect(message).toContain('over the cap of 1000 ServiceAccounts each keep their first 1000 bound and no more: a (2000), b (2000), c (2000), d (2000), e (2000) and 1 more');
   });
 });

@@ -31,6 +31,13 @@ export interface ProfileStatusInput {
   readonly execGuardProblem: string | undefined;
   /** The API server's answer to the last reconcile's failed request; undefined once one succeeds. */
   readonly writeFailure?: string;
+  /** The ClusterRole the profile names exists and is not Outrigger's for it: nothing is bound. */
+  readonly foreignRole?: boolean;
+  /** Objects the syncer would create that exist and are not Outrigger's. */
+  readonly notOurs?: readonly string[];
+  /** Namespaces with more ServiceAccounts than the cap (and how many), and the cap. */
+  readonly overCap?: ReadonlyMap<string, number>;
+  readonly maxPerNamespace?: number;
   readonly subjects: number;
   readonly now: Date;
 }
@@ -55,24 +62,26 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
   const { verdict, rbac } = input;
   if (verdict.inForceGeneration === undefined) return ['False', 'NotInForce', 'no generation of this profile is in force'];
   if (!rbac) return ['True', 'NoRbac', 'the profile grants no RBAC'];
+  // Before permissions: granting the syncer rights on a role that is not Outrigger's would be the wrong fix.
+  if (input.foreignRole) {
+    return ['False', 'ForeignClusterRole', `ClusterRole ${rbac.clusterRole} exists and is not managed by Outrigger for this profile: nothing is bound to it. A profile binds only the ClusterRole the rbac-syncer creates with exactly spec.rbac.rules; name one that does not exist yet in spec.rbac.clusterRole`];
+  }
   if (input.missingPermissions === undefined) return ['Unknown', 'Pending', 'checking the rbac-syncer\'s permissions for this profile'];
   if (input.missingPermissions.length > 0) {
     return ['False', 'MissingPermissions', `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: grant them by name as in deploy/base/rbac-syncer/rbac.yaml`];
   }
   const binding = `${rbac.binding.kind} ${rbac.binding.name}`;
-  if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${withRemedy(rbac, input.writeFailure)}`];
-  if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} kept empty: ${input.execGuardProblem}`];
-  const where = rbac.binding.kind === 'RoleBinding' ? ' (one per namespace)' : '';
-  return ['True', 'Synced', `${binding}${where} binds ${input.subjects} ServiceAccount(s) to ClusterRole ${rbac.clusterRole}`];
-}
-
-// etcd's request limit (1.5 MiB by default) and the API server's body limit (3 MiB).
-const TOO_LARGE = /request is too large|request entity too large/i;
-
-/** A binding grown past what the API server stores needs another shape, not a retry: say which. */
-function withRemedy(rbac: ProfileRbac, failure: string): string {
-  if (!TOO_LARGE.test(failure) || rbac.binding.kind !== 'ClusterRoleBinding') return failure;
-  return `${failure} (one ClusterRoleBinding cannot hold this many ServiceAccounts: set the profile's spec.rbac.binding.kind to RoleBinding, one per namespace)`;
+  if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${input.writeFailure}`];
+  if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} bindings removed: ${input.execGuardProblem}`];
+  if (input.notOurs?.length) return ['False', 'NameTaken', `left alone, not Outrigger's: ${input.notOurs.join(', ')}; delete or rename them to let the rbac-syncer create its own`];
+  const where = rbac.binding.kind === 'RoleBinding' ? `${binding} (one per namespace)` : `ClusterRoleBinding ${rbac.binding.name}.<namespace> (one per namespace)`;
+  const bound = `${where} binds ${input.subjects} ServiceAccount(s) to ClusterRole ${rbac.clusterRole}`;
+  if (input.overCap?.size) {
+    const over = [...input.overCap].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, 5).map(([ns, n]) => `${ns} (${n})`);
+    const more = input.overCap.size > 5 ? ` and ${input.overCap.size - 5} more` : '';
+    return ['False', 'NamespaceOverCap', `${bound}; namespaces over the cap of ${input.maxPerNamespace} ServiceAccounts each keep their first ${input.maxPerNamespace} bound and no more: ${over.join(', ')}${more}`];
+  }
+  return ['True', 'Synced', bound];
 }
 
 function condition(input: ProfileStatusInput, type: string, status: StoredCondition['status'], reason: string, message: string, observedGeneration: number): StoredCondition {

@@ -1,6 +1,6 @@
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
-import { desiredClusterRole, desiredClusterRoleBinding, desiredRoleBindings, MANAGED_BY_LABEL, sameRules } from './rbac-objects.js';
+import { bindingIn, desiredClusterRole, MANAGED_BY_LABEL, NAMESPACE_LABEL, sameRules } from './rbac-objects.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
 
@@ -19,21 +19,20 @@ describe('RBAC object builders', () => {
     expect(sameRules([{ ...role.rules[0], verbs: ['create', 'get', 'delete'] }, role.rules[1]], rbac.rules)).toBe(false);
   });
 
-  it('builds one ClusterRoleBinding to the profile ClusterRole', () => {
-    const binding = desiredClusterRoleBinding('xxl-job', rbac, [sa('a'), sa('b')]);
+  it('builds one ClusterRoleBinding per namespace, named and labelled for it', () => {
+    const binding = bindingIn('xxl-job', rbac, 'team-a', [sa('team-a'), sa('team-a', 'agent')]);
     expect(binding.kind).toBe('ClusterRoleBinding');
-    expect(binding.metadata.name).toBe('xxl-agent-exec');
-    expect(binding.metadata.labels[MANAGED_BY_LABEL]).toBe('outrigger-rbac-syncer');
+    expect(binding.metadata).toEqual({
+      name: 'xxl-agent-exec.team-a',
+      labels: { [MANAGED_BY_LABEL]: 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'xxl-job', [NAMESPACE_LABEL]: 'team-a' },
+    });
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'xxl-agent-exec' });
-    expect(binding.subjects).toEqual([sa('a'), sa('b')]);
+    expect(binding.subjects).toEqual([sa('team-a'), sa('team-a', 'agent')]);
   });
 
-  it('builds per-namespace RoleBindings holding only their own namespace subjects', () => {
-    const bindings = desiredRoleBindings('xxl-job', rbac, [sa('a'), sa('a', 'agent'), sa('b')]);
-    expect(bindings.map((b) => [b.metadata.namespace, b.subjects.length])).toEqual([
-      ['a', 2],
-      ['b', 1],
-    ]);
-    expect(bindings.every((b) => b.kind === 'RoleBinding' && b.roleRef.kind === 'ClusterRole')).toBe(true);
+  it('builds a RoleBinding in the namespace for RoleBinding profiles', () => {
+    const binding = bindingIn('xxl-job', { ...rbac, binding: { kind: 'RoleBinding', name: 'xxl-agent-exec' } }, 'b', [sa('b')]);
+    expect(binding.metadata).toEqual({ name: 'xxl-agent-exec', namespace: 'b', labels: { [MANAGED_BY_LABEL]: 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'xxl-job' } });
+    expect(binding.kind).toBe('RoleBinding');
   });
 });

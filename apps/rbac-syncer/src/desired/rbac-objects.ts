@@ -1,9 +1,9 @@
 import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
 import type { SaSubject } from './subjects.js';
 
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '@outrigger/agent-profiles';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from '@outrigger/agent-profiles';
 
-export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL };
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL };
 export const FIELD_MANAGER = 'outrigger-rbac-syncer';
 export const RBAC_API_VERSION = 'rbac.authorization.k8s.io/v1';
 
@@ -42,31 +42,22 @@ export function desiredClusterRole(profile: string, rbac: ProfileRbac): ClusterR
   };
 }
 
-/** The cluster-wide binding of the profile's ClusterRole to `subjects`. */
-export function desiredClusterRoleBinding(profile: string, rbac: ProfileRbac, subjects: readonly SaSubject[]): BindingObject {
+/**
+ * Where one namespace's ServiceAccounts are bound: its own object, so no namespace can fill (or
+ * freeze) another's. A ClusterRoleBinding per namespace is named `<binding>.<namespace>` (a
+ * namespace is a DNS label, so the last dot separates them) and labelled with the namespace.
+ */
+export function bindingIn(profile: string, rbac: ProfileRbac, namespace: string, subjects: readonly SaSubject[]): BindingObject {
+  const clusterWide = rbac.binding.kind === 'ClusterRoleBinding';
   return {
     apiVersion: RBAC_API_VERSION,
-    kind: 'ClusterRoleBinding',
-    metadata: { name: rbac.binding.name, labels: managedLabels(profile) },
+    kind: rbac.binding.kind,
+    metadata: clusterWide
+      ? { name: `${rbac.binding.name}.${namespace}`, labels: { ...managedLabels(profile), [NAMESPACE_LABEL]: namespace } }
+      : { name: rbac.binding.name, namespace, labels: managedLabels(profile) },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbac.clusterRole },
     subjects: [...subjects],
   };
-}
-
-/**
- * Namespace-scoped alternative: one RoleBinding (to the same ClusterRole) per namespace that has
- * subjects, holding only that namespace's subjects. Sorted by namespace.
- */
-export function desiredRoleBindings(profile: string, rbac: ProfileRbac, subjects: readonly SaSubject[]): BindingObject[] {
-  const byNamespace = new Map<string, SaSubject[]>();
-  for (const s of subjects) byNamespace.set(s.namespace, [...(byNamespace.get(s.namespace) ?? []), s]);
-  return [...byNamespace.keys()].sort().map((namespace) => ({
-    apiVersion: RBAC_API_VERSION,
-    kind: 'RoleBinding',
-    metadata: { name: rbac.binding.name, namespace, labels: managedLabels(profile) },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbac.clusterRole },
-    subjects: byNamespace.get(namespace) ?? [],
-  }));
 }
 
 function cleanRule(rule: PolicyRule): PolicyRule {

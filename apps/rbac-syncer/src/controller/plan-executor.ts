@@ -1,0 +1,120 @@
+import { applyObject, createObject, deleteObject, type EventRecorder, isConflict, type KubeClient, type KubeObject } from '@outrigger/kube';
+import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
+import { subjectKey } from '../desired/subjects.js';
+import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
+import { type PlanAction, type ProfilePlan, writeDiff } from '../plan/plan-profile.js';
+
+export interface ExecutorDeps {
+  readonly kc: KubeClient;
+  readonly events: EventRecorder;
+  readonly metrics: RbacSyncerMetrics;
+  readonly log: { log(m: string): void; warn(m: string): void };
+}
+
+export interface Execution {
+  readonly wrote: number;
+  /** Objects the plan would have created that exist and are not ours: left alone, reported on the status. */
+  readonly notOurs: readonly string[];
+}
+
+/** Performs a profile's plan in its order, stopping at the first failure (the error policy retries). */
+export class PlanExecutor {
+  /** The guard problem last reported per profile, so the Warning is recorded once per outage. */
+  private readonly guardReported = new Map<string, string | undefined>();
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** A Warning on the profile's ClusterRole when the guard goes missing (once per outage), a Normal event when it is back. */
+  reportGuard(profile: string, clusterRole: string, problem: string | undefined): void {
+    const last = this.guardReported.get(profile);
+    if (last === problem) return;
+    this.guardReported.set(profile, problem);
+    const object = { apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: clusterRole };
+    if (problem !== undefined) {
+      this.deps.log.warn(`profile ${profile}: its ClusterRoleBindings are removed: ${problem}`);
+      void this.deps.events.warning(object, 'ExecGuardMissing', `bindings removed: ${problem}`);
+    } else if (last !== undefined) {
+      this.deps.log.log(`profile ${profile}: the exec guard is in force again; bindings restored`);
+      void this.deps.events.normal(object, 'ExecGuardRestored', 'the exec guard is in force again; bindings restored');
+    }
+  }
+
+  async execute(profile: string, plan: ProfilePlan): Promise<Execution> {
+    let wrote = 0;
+    const notOurs: string[] = [];
+    for (const action of plan.actions) {
+      const outcome = await this.perform(profile, action, plan);
+      if (outcome === 'notOurs') notOurs.push(describe(action));
+      else wrote++;
+    }
+    return { wrote, notOurs };
+  }
+
+  private async perform(profile: string, action: PlanAction, plan: ProfilePlan): Promise<'done' | 'notOurs'> {
+    const { kc, metrics, log } = this.deps;
+    switch (action.type) {
+      case 'createClusterRole':
+      case 'applyClusterRole': {
+        const object = action.object as unknown as KubeObject;
+        const create = action.type === 'createClusterRole';
+        const stored = await this.write(object, create);
+        if (!stored) return 'notOurs';
+        metrics.writes.inc({ kind: 'ClusterRole', verb: create ? 'create' : 'apply' });
+        const why = create ? 'created from the profile' : 'rules drifted from the profile; repaired';
+        log.log(`ClusterRole ${action.object.metadata.name}: ${why}`);
+        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: action.object.metadata.name, uid: stored.metadata?.uid }, create ? 'Created' : 'RulesRepaired', `ClusterRole ${why} (profile ${profile})`);
+        return 'done';
+      }
+      case 'writeBinding': {
+        const stored = await this.write(action.object as unknown as KubeObject, action.create);
+        if (!stored) return 'notOurs';
+        metrics.writes.inc({ kind: action.object.kind, verb: action.create ? 'create' : 'apply' });
+        const { added, removed } = writeDiff(action);
+        const parts = [
+          ...(action.create ? ['created'] : []),
+          ...(added.length ? [`added ${added.map(subjectKey).join(', ')} (agents injected in a labelled namespace)`] : []),
+          ...(removed.length ? [`removed ${removed.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'not wanted'})`).join(', ')}`] : []),
+        ];
+        if (parts.length === 0) parts.push('repaired drift (subjects edited by hand, order or duplicates)');
+        const message = `${describe(action)}: ${parts.join('; ')}; now ${action.object.subjects.length} subject(s)`;
+        log.log(message);
+        const { name, namespace } = action.object.metadata;
+        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
+        return 'done';
+      }
+      case 'deleteBinding': {
+        const { kind, name, namespace } = action.binding;
+        await deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace });
+        metrics.writes.inc({ kind, verb: 'delete' });
+        const subjects = action.binding.subjects.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound elsewhere'})`);
+        log.log(`${describe(action)} deleted because ${action.why}${subjects.length ? `: ${subjects.join(', ')}` : ''}`);
+        return 'done';
+      }
+    }
+  }
+
+  /** Create (never taking over an object of that name that is not ours) or apply; undefined when the name is taken. */
+  private async write(object: KubeObject, create: boolean): Promise<KubeObject | undefined> {
+    if (!create) return applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER, force: true });
+    try {
+      return await createObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER });
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      const where = object.metadata?.namespace ? `${object.metadata.namespace}/` : '';
+      this.deps.log.warn(`${object.kind} ${where}${object.metadata?.name} exists and is not Outrigger's: left alone`);
+      return undefined;
+    }
+  }
+}
+
+function describe(action: PlanAction): string {
+  switch (action.type) {
+    case 'createClusterRole':
+    case 'applyClusterRole':
+      return `ClusterRole ${action.object.metadata.name}`;
+    case 'writeBinding':
+      return `${action.object.kind} ${action.object.metadata.namespace ? `${action.object.metadata.namespace}/` : ''}${action.object.metadata.name}`;
+    case 'deleteBinding':
+      return `${action.binding.kind} ${action.binding.kind === 'RoleBinding' ? `${action.binding.namespace}/` : ''}${action.binding.name}`;
+  }
+}

@@ -1,0 +1,51 @@
+import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
+import type { SaSubject } from '../desired/subjects.js';
+
+/** A ClusterRole as the syncer's watch of every ClusterRole shows it. */
+export interface ObservedRole {
+  readonly name: string;
+  /** The profile label when the role carries Outrigger's managed-by label; undefined when it is not Outrigger's. */
+  readonly ownedBy: string | undefined;
+  readonly rules: readonly PolicyRule[];
+}
+
+/** One of the syncer's own bindings (found by its labels) as its watch shows it. */
+export interface ObservedBinding {
+  readonly kind: 'ClusterRoleBinding' | 'RoleBinding';
+  readonly name: string;
+  /** A RoleBinding's namespace; for a ClusterRoleBinding, the namespace its label says it holds (undefined: a single binding of an earlier version). */
+  readonly namespace: string | undefined;
+  readonly roleRef: string;
+  /** ServiceAccount subjects, sorted; anything else an admin edited in is dropped on the next write. */
+  readonly subjects: readonly SaSubject[];
+  /** Subjects that are not ServiceAccounts, or out of order or duplicated: the object needs a write even if the set is right. */
+  readonly untidy: boolean;
+}
+
+/**
+ * Everything one profile's plan depends on, read from the stores at one moment: typed, complete,
+ * and nothing else (no client, no clock but `nowMs`).
+ */
+export interface ObservedProfile {
+  readonly name: string;
+  /** The generation in force with its RBAC whose permissions the syncer holds; undefined while none (deleted, not accepted, missing permissions). */
+  readonly profile: AgentProfile | undefined;
+  /** The ClusterRole the profile names, as watched (undefined: it does not exist). */
+  readonly role: ObservedRole | undefined;
+  /** Every binding labelled for this profile, of any shape (earlier names and kinds included). */
+  readonly bindings: readonly ObservedBinding[];
+  /** ServiceAccounts with a live pod that carries this profile's agent exactly as injected, by namespace. */
+  readonly live: ReadonlyMap<string, readonly string[]>;
+  readonly labelledNamespaces: ReadonlySet<string>;
+  readonly protectedNamespaces: readonly string[];
+  /** false while the pod or namespace view may be missing objects. */
+  readonly viewComplete: boolean;
+  /** Why the exec guard is not in force; undefined when it is (or no cluster-wide binding is wanted). */
+  readonly execGuardProblem: string | undefined;
+  /** subjectKey → epoch ms since which a bound subject has had no live pod (the planner's memory, handed back). */
+  readonly goneSince: ReadonlyMap<string, number>;
+  readonly nowMs: number;
+  readonly graceMs: number;
+  /** At most this many ServiceAccounts are bound per namespace and profile. */
+  readonly maxPerNamespace: number;
+}

@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sameRules } from '../desired/rbac-objects.js';
+import { subjectKey } from '../desired/subjects.js';
+import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
+import { planProfile, type PlanAction } from './plan-profile.js';
+import { crb, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
+
+const NAMESPACES = ['a', 'b', 'c', 'kube-system', 'unlabelled'];
+const NAMES = ['default', 'x', 'y', 'z'];
+
+const namesArb = fc.uniqueArray(fc.constantFrom(...NAMES), { maxLength: NAMES.length });
+const liveArb = fc.dictionary(fc.constantFrom(...NAMESPACES), namesArb.filter((n) => n.length > 0)).map((d) => new Map(Object.entries(d)));
+const bindingArb: fc.Arbitrary<ObservedBinding> = fc.oneof(
+  fc.tuple(fc.constantFrom(...NAMESPACES), namesArb).map(([ns, names]) => crb(ns, names)),
+  // The single binding of earlier versions, holding several namespaces.
+  fc.array(fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES)), { maxLength: 6 }).map((pairs) => ({
+    kind: 'ClusterRoleBinding' as const,
+    name: RBAC.binding.name,
+    namespace: undefined,
+    roleRef: RBAC.clusterRole,
+    subjects: [...new Map(pairs.map(([ns, n]) => [`${ns}/${n}`, sa(ns, n)])).values()],
+    untidy: false,
+  })),
+  fc.tuple(fc.constantFrom(...NAMESPACES), namesArb).map(([ns, names]) => ({ ...crb(ns, names), roleRef: 'another-role' })),
+  fc.tuple(fc.constantFrom(...NAMESPACES), namesArb).map(([ns, names]) => ({ ...crb(ns, names), untidy: true })),
+);
+const bindingsArb = fc.uniqueArray(bindingArb, { maxLength: 6, selector: (b) => b.name });
+const roleArb = fc.constantFrom(OWN_ROLE, undefined, { ...OWN_ROLE, rules: [] }, { ...OWN_ROLE, ownedBy: undefined }, { ...OWN_ROLE, ownedBy: 'another-profile' });
+
+const observedArb: fc.Arbitrary<ObservedProfile> = fc
+  .record({
+    inForce: fc.boolean(),
+    role: roleArb,
+    bindings: bindingsArb,
+    live: liveArb,
+    viewComplete: fc.boolean(),
+    guard: fc.constantFrom(undefined, undefined, 'exec guard not in force'),
+    gone: fc.dictionary(fc.constantFrom(...NAMESPACES.flatMap((ns) => NAMES.map((n) => `${ns}/${n}`))), fc.integer({ min: 900_000, max: 1_000_000 })),
+    max: fc.integer({ min: 1, max: 4 }),
+  })
+  .map(({ inForce, role, bindings, live, viewComplete, guard, gone, max }) =>
+    observed({ profile: inForce ? PROFILE : undefined, role, bindings, live, viewComplete, execGuardProblem: guard, goneSince: new Map(Object.entries(gone)), maxPerNamespace: max }),
+  );
+
+const writes = (actions: readonly PlanAction[]) => actions.flatMap((a) => (a.type === 'writeBinding' ? [a] : []));
+const id = (kind: string, name: string, namespace: string | undefined) => `${kind}|${kind === 'RoleBinding' ? namespace : ''}|${name}`;
+
+/** The bindings after each action, as the API server would hold them. */
+function* afterEachAction(o: ObservedProfile, actions: readonly PlanAction[]): Generator<Map<string, ObservedBinding>> {
+  const state = new Map(o.bindings.map((b) => [id(b.kind, b.name, b.namespace), b]));
+  for (const action of actions) {
+    if (action.type === 'writeBinding') {
+      const { kind, metadata, roleRef, subjects } = action.object;
+      const namespace = kind === 'RoleBinding' ? metadata.namespace : metadata.labels['outrigger.dev/namespace'];
+      state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false });
+    }
+    if (action.type === 'deleteBinding') state.delete(id(action.binding.kind, action.binding.name, action.binding.namespace));
+    yield state;
+  }
+}
+
+const boundToOurRole = (bindings: Iterable<ObservedBinding>) => new Set([...bindings].filter((b) => b.roleRef === RBAC.clusterRole).flatMap((b) => b.subjects.map(subjectKey)));
+const liveKeys = (o: ObservedProfile) => new Set([...o.live].flatMap(([ns, names]) => names.map((n) => `${ns}/${n}`)));
+
+describe('planProfile invariants', () => {
+  it('never binds a role Outrigger does not own, or one whose rules differ from the profile', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        for (const w of writes(planProfile(o).actions)) {
+          expect(w.object.roleRef.name).toBe(RBAC.clusterRole);
+          expect(o.role?.ownedBy).toBe(o.name);
+          expect(sameRules(o.role?.rules, RBAC.rules)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('adds a subject only for a live agent in a labelled, unprotected namespace', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const bound = boundToOurRole(o.bindings);
+        const live = liveKeys(o);
+        for (const w of writes(planProfile(o).actions)) {
+          for (const s of w.object.subjects) {
+            if (bound.has(subjectKey(s))) continue;
+            expect(live.has(subjectKey(s))).toBe(true);
+            expect(o.labelledNamespaces.has(s.namespace) && !o.protectedNamespaces.includes(s.namespace)).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  it('keeps each namespace in its own object, within the cap', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        for (const w of writes(planProfile(o).actions)) {
+          const namespace = w.object.metadata.namespace ?? w.object.metadata.labels['outrigger.dev/namespace'];
+          expect(w.object.subjects.every((s) => s.namespace === namespace)).toBe(true);
+          expect(w.object.subjects.length).toBeLessThanOrEqual(o.maxPerNamespace);
+          expect(w.object.metadata.name).toBe(w.object.kind === 'RoleBinding' ? RBAC.binding.name : `${RBAC.binding.name}.${namespace}`);
+        }
+      }),
+    );
+  });
+
+  it('never leaves a ServiceAccount it keeps bound unbound in between (create before empty)', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const plan = planProfile(o);
+        if (plan.roleState === 'foreign' || (o.execGuardProblem !== undefined && o.profile)) return; // revoked at once, on purpose
+        const before = boundToOurRole(o.bindings);
+        const states = [...afterEachAction(o, plan.actions)];
+        const after = states.length ? boundToOurRole(states[states.length - 1]?.values() ?? []) : before;
+        const kept = [...before].filter((k) => after.has(k));
+        for (const state of states) {
+          const bound = boundToOurRole(state.values());
+          for (const k of kept) expect(bound.has(k)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('revokes everything at once for a foreign role, or a cluster-wide profile without the exec guard', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const plan = planProfile(o);
+        const revoke = (o.profile && o.role && o.role.ownedBy !== o.name) || (o.profile && o.execGuardProblem !== undefined);
+        if (!revoke) return;
+        expect(writes(plan.actions)).toEqual([]);
+        expect(plan.actions.filter((a) => a.type === 'deleteBinding')).toHaveLength(o.bindings.length);
+      }),
+    );
+  });
+
+  it('converges: acting on the plan and planning again changes nothing within three rounds (a wrong roleRef costs one: delete, then create)', () => {
+    fc.assert(
+      fc.property(observedArb.filter((o) => o.role?.ownedBy === o.name && sameRules(o.role.rules, RBAC.rules)), (o) => {
+        let current = o;
+        for (let round = 0; round < 4; round++) {
+          const plan = planProfile(current);
+          if (round === 3) expect(plan.actions).toEqual([]);
+          const states = [...afterEachAction(current, plan.actions)];
+          const bindings = states.length ? [...(states[states.length - 1]?.values() ?? [])] : current.bindings;
+          current = { ...current, bindings, goneSince: plan.goneSince };
+        }
+      }),
+    );
+  });
+});

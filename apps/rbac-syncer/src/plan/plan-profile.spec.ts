@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { planProfile, type PlanAction } from './plan-profile.js';
+import { crb, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
+
+const summary = (actions: readonly PlanAction[]) =>
+  actions.map((a) =>
+    a.type === 'writeBinding'
+      ? `${a.create ? 'create' : 'write'} ${a.object.metadata.name} ${a.object.subjects.map((s) => s.name).join(',')}`
+      : a.type === 'deleteBinding'
+        ? `delete ${a.binding.name}`
+        : `${a.type} ${a.object.metadata.name}`,
+  );
+
+describe('planProfile', () => {
+  it('binds each namespace in its own ClusterRoleBinding', () => {
+    const plan = planProfile(observed({ live: new Map([['a', ['x', 'default']], ['b', ['default']]]) }));
+    expect(summary(plan.actions)).toEqual(['create xxl-agent-exec.a default,x', 'create xxl-agent-exec.b default']);
+    expect(plan.subjects).toBe(3);
+    expect(plan.roleState).toBe('ready');
+  });
+
+  it('writes only the namespace that changed', () => {
+    const plan = planProfile(observed({ live: new Map([['a', ['default', 'x']], ['b', ['default', 'y']]]), bindings: [crb('a', ['default', 'x']), crb('b', ['default'])] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.b default,y']);
+  });
+
+  it('deletes a namespace binding once its subjects are past the grace, and keeps them through it', () => {
+    const during = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 1_000_000 - 10_000]]) }));
+    expect(during.actions).toEqual([]);
+    expect(during.wakeAtMs).toBe(1_000_000 + 50_000);
+    const after = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 1_000_000 - 60_000]]) }));
+    expect(summary(after.actions)).toEqual(['delete xxl-agent-exec.a']);
+  });
+
+  it('creates the ClusterRole first and binds nothing until the watch shows it right', () => {
+    const missing = planProfile(observed({ role: undefined, live: new Map([['a', ['default']]]) }));
+    expect(summary(missing.actions)).toEqual(['createClusterRole xxl-agent-exec']);
+    expect(missing.roleState).toBe('repairing');
+    const drifted = planProfile(observed({ role: { ...OWN_ROLE, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }, live: new Map([['a', ['default']]]), bindings: [crb('a', ['default'])] }));
+    expect(summary(drifted.actions)).toEqual(['applyClusterRole xxl-agent-exec']);
+  });
+
+  it('binds nothing to a ClusterRole that is not Outrigger\'s, and removes every binding at once', () => {
+    for (const ownedBy of [undefined, 'another-profile']) {
+      const plan = planProfile(observed({ role: { name: RBAC.clusterRole, ownedBy, rules: [] }, live: new Map([['a', ['default']]]), bindings: [crb('a', ['default']), crb('b', ['default'])] }));
+      expect(plan.roleState).toBe('foreign');
+      expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a', 'delete xxl-agent-exec.b']);
+      expect(plan.subjects).toBe(0);
+    }
+  });
+
+  it('removes every cluster-wide binding at once while the exec guard is not in force', () => {
+    const plan = planProfile(observed({ execGuardProblem: 'exec guard not in force', live: new Map([['a', ['default']]]), bindings: [crb('a', ['default'])] }));
+    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+    expect(plan.removedBecause.get('a/default')).toBe('exec guard not in force');
+  });
+
+  it('caps one namespace without touching another, keeping those bound first', () => {
+    const greedy = Array.from({ length: 5 }, (_, i) => `sa-${i}`);
+    const plan = planProfile(observed({ maxPerNamespace: 3, live: new Map([['a', greedy], ['b', ['default']]]), bindings: [crb('a', ['sa-4'])] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a sa-0,sa-1,sa-4', 'create xxl-agent-exec.b default']);
+    expect(plan.overCap).toEqual(new Map([['a', 5]]));
+  });
+
+  it('moves from the single binding of earlier versions without a gap: create first, delete once the watch shows them', () => {
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a'), sa('b')], untidy: false };
+    const live = new Map([['a', ['default']], ['b', ['default']]]);
+    const first = planProfile(observed({ live, bindings: [legacy] }));
+    expect(summary(first.actions)).toEqual(['create xxl-agent-exec.a default', 'create xxl-agent-exec.b default']);
+    const halfway = planProfile(observed({ live, bindings: [legacy, crb('a', ['default'])] }));
+    expect(summary(halfway.actions)).toEqual(['create xxl-agent-exec.b default']);
+    const done = planProfile(observed({ live, bindings: [legacy, crb('a', ['default']), crb('b', ['default'])] }));
+    expect(summary(done.actions)).toEqual(['delete xxl-agent-exec']);
+  });
+
+  it('empties the bindings of a profile no longer in force after the grace', () => {
+    const plan = planProfile(observed({ profile: undefined, role: undefined, bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 0]]) }));
+    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+  });
+
+  it('replaces a binding whose roleRef is another role (roleRef is immutable)', () => {
+    const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default']), roleRef: 'old-role' }] }));
+    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+  });
+
+  it('uses a RoleBinding per namespace for RoleBinding profiles, and moves from ClusterRoleBindings without a gap', () => {
+    const profile = { ...PROFILE, rbac: { ...RBAC, binding: { kind: 'RoleBinding' as const, name: 'xxl-agent-exec' } } };
+    const plan = planProfile(observed({ profile, live: new Map([['a', ['default']]]), bindings: [crb('a', ['default'])] }));
+    expect(plan.actions.map((a) => (a.type === 'writeBinding' ? [a.object.kind, a.object.metadata.namespace, a.object.metadata.name] : a.type))).toEqual([['RoleBinding', 'a', 'xxl-agent-exec']]);
+  });
+
+  it('repairs a binding edited by hand even when its ServiceAccounts are right', () => {
+    const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default']), untidy: true }] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a default']);
+  });
+});
