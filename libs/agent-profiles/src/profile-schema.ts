@@ -186,6 +186,11 @@ export const agentProfileSchema = z
     parameters: z.array(parameterSchema).default([]).meta(listMap('annotation')),
     fieldEnv: z.array(fieldEnvSchema).default([]).meta(listMap('env')),
     nativeSidecar: z.boolean().default(false),
+    // Absent means false; only when set, so that other profiles parse (and hash) as before.
+    dangerouslyAllowHostNamespaces: z
+      .boolean()
+      .meta({ description: 'Inject into pods with hostNetwork, hostPID or hostIPC (default false): the agent then runs in the node\'s namespaces, its port open on the node.' })
+      .optional(),
     rbac: rbacSchema.optional(),
   })
   .superRefine((profile, ctx) => {
