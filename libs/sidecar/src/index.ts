@@ -10,6 +10,7 @@ export { enableAnnotation, INVALID_ANNOTATION_REASON, optInAnnotationKeys } from
 export { INVALID_PARAMETER_REASON, MAX_PARAMETER_LENGTH, MISSING_PARAMETER_REASON } from './parameter-values.js';
 export { agentPresence, imageRepository, statusAnnotation, statusValue, type AgentPresence } from './injection-status.js';
 export { sidecarOwnedPaths } from './sidecar-owned-paths.js';
+export { HOST_NAMESPACE_REASON, HOST_NAMESPACES_OPT_IN } from './host-namespaces.js';
 
 
 // Offline injection
@@ -18,3 +19,4 @@ export { describeDocument, injectManifests, UNSUPPORTED_KIND, uninjectManifests,
 // For controllers that must tell which profiles a stored pod opted into (the rbac-syncer)
 export { requestedProfiles, type RequestedProfiles } from './requested-profiles.js';
 export { podAnnotations, type PodAnnotations } from './pod-annotations.js';
+export { type AgentVerdict, verifyInjectedAgent } from './verify-injected-agent.js';

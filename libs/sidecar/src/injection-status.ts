@@ -16,8 +16,8 @@ export function statusValue(profile: AgentProfile, injectorVersion: string): str
  * Whether a pod carries a profile's agent as the injector writes it: `absent` (neither the status
  * annotation nor a container with the agent's name), `injected` (the status annotation names the
  * profile and the agent's container has its name and image repository in the list the profile
- * injects into), or `forged` (anything else, with the reason). Only an injected agent is ever
- * bound; the webhook refuses forged ones at creation.
+ * injects into), or `forged` (anything else, with the reason). `injected` is the shape only:
+ * verifyInjectedAgent says whether the agent is exactly the injector's, which binding requires.
  */
 export type AgentPresence = { readonly kind: 'absent' } | { readonly kind: 'injected' } | { readonly kind: 'forged'; readonly problem: string };
 
@@ -49,7 +49,8 @@ export function imageRepository(image: string): string {
   return colon > withoutDigest.lastIndexOf('/') ? withoutDigest.slice(0, colon) : withoutDigest;
 }
 
-function statusProfile(value: string): string | undefined {
+/** The profile a status value names, if it is one the injector could have written. */
+export function statusProfile(value: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(value);
     return isJsonObject(parsed) ? stringMember(parsed, 'profile') : undefined;

@@ -1,0 +1,66 @@
+import { QUANTITY } from '@outrigger/admission';
+
+const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+const DECIMAL_NAMES = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exponent]) => [exponent, suffix]));
+
+/**
+ * A resource quantity as the API server stores it (Go's resource.Quantity.String()): "0.5" is
+ * "500m", "1024Mi" is "1Gi", "1000" is "1k", "1e3" stays "1e3"; precision below nano rounds up.
+ * A number is read as its JSON text, as the API server reads an unquoted quantity. Undefined for
+ * anything that is not a quantity or lies outside what this models (a difference, never a match).
+ */
+export function canonicalQuantity(value: unknown): string | undefined {
+  const text = typeof value === 'number' ? JSON.stringify(value) : value;
+  if (typeof text !== 'string' || !QUANTITY.test(text)) return undefined;
+  const match = /^([+-]?)(\d*)(?:\.(\d*))?(.*)$/.exec(text);
+  if (!match) return undefined;
+  const [, sign = '', whole = '', fraction = '', suffix = ''] = match;
+  let mantissa = BigInt(`${whole}${fraction}` || '0') * (sign === '-' ? -1n : 1n);
+  let exponent = -fraction.length;
+  const binary = BINARY_SUFFIXES.indexOf(suffix);
+  const exponentForm = /^[eE]/.test(suffix);
+  if (binary > 0) mantissa *= 1024n ** BigInt(binary);
+  else if (exponentForm) exponent += Number(suffix.slice(1));
+  else exponent += DECIMAL_SUFFIXES[suffix] ?? 0;
+  if (mantissa === 0n) return '0';
+  if (exponent < -9) {
+    // Go keeps nano precision and rounds away from zero.
+    const divisor = 10n ** BigInt(-9 - exponent);
+    const rounded = mantissa / divisor + (mantissa % divisor === 0n ? 0n : mantissa > 0n ? 1n : -1n);
+    [mantissa, exponent] = [rounded, -9];
+  }
+  if (binary > 0) {
+    const integer = exponent >= 0 ? mantissa * 10n ** BigInt(exponent) : mantissa % 10n ** BigInt(-exponent) === 0n ? mantissa / 10n ** BigInt(-exponent) : undefined;
+    // Below 1Ki, or not whole, Go shows a binary quantity in decimal form.
+    if (integer !== undefined && (integer >= 1024n || integer <= -1024n)) return base1024(integer);
+  }
+  return base1000(mantissa, exponent, exponentForm);
+}
+
+function base1024(value: bigint): string | undefined {
+  let amount = value;
+  let power = 0;
+  while ((amount >= 1024n || amount <= -1024n) && amount % 1024n === 0n) {
+    amount /= 1024n;
+    power += 1;
+  }
+  const suffix = BINARY_SUFFIXES[power];
+  return suffix === undefined ? undefined : `${amount}${suffix}`;
+}
+
+function base1000(mantissa: bigint, exponent: number, exponentForm: boolean): string | undefined {
+  let amount = mantissa;
+  let power = exponent;
+  while ((amount >= 10n || amount <= -10n) && amount % 10n === 0n) {
+    amount /= 10n;
+    power += 1;
+  }
+  // Go lowers the exponent to a multiple of three.
+  const excess = ((power % 3) + 3) % 3;
+  amount *= 10n ** BigInt(excess);
+  power -= excess;
+  if (exponentForm) return power === 0 ? `${amount}` : `${amount}e${power}`;
+  const suffix = DECIMAL_NAMES.get(power);
+  return suffix === undefined ? undefined : `${amount}${suffix}`;
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { isJsonObject, type JsonObject, type JsonValue } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
+import { loadReview, requestObject } from './testing/fixtures.js';
+import { arrayAt, objectAt } from './testing/pods.js';
+import { verifyInjectedAgent } from './verify-injected-agent.js';
+
+const profile = referenceProfile();
+
+/** A pod as the API server holds it, carrying the reference agent injected for its annotations. */
+function injectedPod(): JsonObject {
+  return requestObject(loadReview('v1-pod-already-injected'));
+}
+
+function item(list: JsonValue[], index: number): JsonObject {
+  const value = list[index];
+  if (!isJsonObject(value)) throw new Error(`no object at [${index}]`);
+  return value;
+}
+
+function agentOf(pod: JsonObject): JsonObject {
+  return item(arrayAt(pod, 'spec', 'containers'), 2);
+}
+
+function problemAfter(change: (pod: JsonObject, agent: JsonObject) => void): string | undefined {
+  const pod = injectedPod();
+  change(pod, agentOf(pod));
+  const verdict = verifyInjectedAgent(pod, profile);
+  return verdict.ok ? undefined : verdict.problem;
+}
+
+describe('verifyInjectedAgent', () => {
+  it('accepts the agent as the API server stores it, and as the webhook wrote it before the defaults', () => {
+    expect(verifyInjectedAgent(injectedPod(), profile)).toEqual({ ok: true });
+    const raw = problemAfter((_, agent) => {
+      for (const key of ['terminationMessagePath', 'terminationMessagePolicy']) delete agent[key];
+      delete item(arrayAt(agent, 'ports'), 0)['protocol'];
+    });
+    expect(raw).toBeUndefined();
+  });
+
+  it('names the field that differs', () => {
+    expect(problemAfter((_, agent) => (agent['image'] = 'ghcr.io/outrigger/xxl-agent:0.9.0'))).toBe('container xxl-agent: image is not what the injector renders');
+    expect(problemAfter((_, agent) => (agent['command'] = ['sh']))).toBe('container xxl-agent: command is not what the injector renders');
+    expect(problemAfter((_, agent) => (objectAt(agent, 'securityContext')['runAsUser'] = 0))).toBe('container xxl-agent: securityContext.runAsUser is not what the injector renders');
+    expect(problemAfter((_, agent) => (item(arrayAt(agent, 'env'), 1)['value'] = 'metrics-exporter'))).toBe('container xxl-agent: env[1].value is not what the injector renders');
+    expect(problemAfter((_, agent) => arrayAt(agent, 'volumeMounts').push({ name: 'host', mountPath: '/host' }))).toBe('container xxl-agent: volumeMounts[1] is not what the injector renders');
+  });
+
+  it('renders the env from the pod\'s own annotations: an annotation changed after creation no longer matches', () => {
+    const problem = problemAfter((pod) => (objectAt(pod, 'metadata', 'annotations')['xxl-agent/job-name'] = 'other'));
+    expect(problem).toBe('container xxl-agent: env[2].value is not what the injector renders');
+    expect(problemAfter((pod) => (objectAt(pod, 'metadata', 'annotations')['xxl-agent/target-container'] = 'gone'))).toMatch(
+      /^the injector would refuse it: annotation xxl-agent\/target-container: value "gone" does not name a container of the pod/,
+    );
+  });
+
+  it('requires the status annotation naming the profile, one agent, in the profile\'s list', () => {
+    expect(problemAfter((pod) => delete objectAt(pod, 'metadata', 'annotations')['xxl-agent/status'])).toBe('annotation xxl-agent/status is missing');
+    expect(problemAfter((pod) => (objectAt(pod, 'metadata', 'annotations')['xxl-agent/status'] = '{"profile":"other"}'))).toBe('annotation xxl-agent/status does not name profile xxl-job');
+    expect(problemAfter((pod, agent) => arrayAt(pod, 'spec', 'containers').push(structuredClone(agent)))).toBe('the pod has 2 containers named xxl-agent');
+    expect(problemAfter((pod, agent) => {
+      objectAt(pod, 'spec')['containers'] = arrayAt(pod, 'spec', 'containers').slice(0, 2);
+      objectAt(pod, 'spec')['initContainers'] = [agent];
+    })).toBe('container xxl-agent is in initContainers, the profile injects into containers');
+  });
+
+  it('refuses a pod on the node\'s namespaces unless the profile allows them', () => {
+    const pod = injectedPod();
+    objectAt(pod, 'spec')['hostPID'] = true;
+    expect(verifyInjectedAgent(pod, profile)).toEqual({ ok: false, problem: expect.stringContaining('spec.hostPID: true') });
+    expect(verifyInjectedAgent(pod, { ...profile, dangerouslyAllowHostNamespaces: true })).toEqual({ ok: true });
+  });
+
+  it('gives the same verdict when called again for another pod of the same workload (memoized rendering)', () => {
+    const first = injectedPod();
+    const second = injectedPod();
+    objectAt(second, 'metadata')['name'] = 'orders-worker-2';
+    expect(verifyInjectedAgent(first, profile)).toEqual({ ok: true });
+    expect(verifyInjectedAgent(second, profile)).toEqual({ ok: true });
+    agentOf(second)['args'] = ['--evil'];
+    expect(verifyInjectedAgent(second, profile).ok).toBe(false);
+    expect(verifyInjectedAgent(first, profile)).toEqual({ ok: true });
+  });
+});
