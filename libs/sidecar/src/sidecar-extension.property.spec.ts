@@ -33,6 +33,8 @@ const EXPECTED_DECISION: Record<GeneratedPod['optIn'], string> = {
   'status-without-agent': 'denied:forged-agent',
   'agent-container-present': 'denied:forged-agent',
   'impostor-agent-container': 'denied:forged-agent',
+  'forged-not-opted-in': 'denied:forged-agent',
+  'copied-not-opted-in': 'skipped:not-opted-in',
 };
 
 describe('sidecar injection over arbitrary realistic pods', () => {

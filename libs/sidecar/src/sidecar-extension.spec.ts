@@ -309,6 +309,39 @@ describe('pods that are left alone', () => {
     expect(run(ownAgent).reply.response.status?.message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
   });
 
+  it('refuses a forged agent in a pod that did not opt in, so an opt-in added later cannot get it bound', () => {
+    const review = withAnnotations(loadReview('v1-pod-no-annotations'), { 'xxl-agent/status': '{"profile":"xxl-job"}' });
+    arrayAt(requestObject(review), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:6.6.6', command: ['sh'] });
+    const { code, message, decision } = denial(run(review));
+    expect({ code, decision }).toEqual({ code: 422, decision: 'denied:forged-agent' });
+    expect(message).toBe(
+      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (the injector would refuse it: annotation xxl-agent/job-addr is required); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent',
+    );
+    const containerOnly = loadReview('v1-pod-no-annotations');
+    arrayAt(requestObject(containerOnly), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0' });
+    expect(denial(run(containerOnly)).message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
+  });
+
+  it('takes a copy of an injected pod as injected only when its agent is exactly the rendering, opted in or not', () => {
+    const older = loadReview('v1-pod-already-injected');
+    objectAt(arrayAt(requestObject(older), 'spec', 'containers')[2] as JsonObject)['image'] = 'ghcr.io/outrigger/xxl-agent:0.9.0';
+    expect(denial(run(older)).message).toBe(
+      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (container xxl-agent: image is not what the injector renders); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent',
+    );
+    const notOptedIn = withAnnotations(loadReview('v1-pod-already-injected'), { 'xxl-agent/enable': null });
+    expect(run(notOptedIn).decision).toBe('skipped:not-opted-in');
+  });
+
+  it.each(['hostNetwork', 'hostPID', 'hostIPC'])('refuses an opted-in pod with spec.%s unless the profile allows the node\'s namespaces', (field) => {
+    const review = loadReview('v1-pod-opted-in');
+    objectAt(requestObject(review), 'spec')[field] = true;
+    const { code, message, decision } = denial(run(review));
+    expect({ code, decision }).toEqual({ code: 403, decision: 'denied:host-namespace' });
+    expect(message).toMatch(new RegExp(`^the pod sets spec\\.${field}: true and .*; profile xxl-job does not set spec\\.dangerouslyAllowHostNamespaces: true \\(remove spec\\.${field} or the opt-in\\)$`));
+    expect(run(review, [{ ...XXL_JOB_PROFILE, dangerouslyAllowHostNamespaces: true }]).decision).toBe('injected');
+    expect(run(withAnnotations(review, { 'xxl-agent/enable': 'false' })).decision).toBe('skipped:not-opted-in');
+  });
+
   it('yields an empty patch when reinvoked on its own output (reinvocationPolicy IfNeeded)', () => {
     for (const name of ['v1-pod-opted-in', 'v1-deployment-pod', 'v1-pod-init-containers', 'v1-pod-unknown-fields']) {
       const review = loadReview(name);

@@ -1,17 +1,19 @@
 import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
-import { agentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';
+import { hostNamespaceProblem, HOST_NAMESPACE_REASON } from './host-namespaces.js';
+import { agentPresence, type AgentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
 import { serviceAccountTokenMount, withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 import { unknownProfileAnnotations } from './unknown-annotations.js';
+import { verifyInjectedAgent } from './verify-injected-agent.js';
 
 export const SIDECAR_EXTENSION_NAME = 'sidecar';
 
-/** An opted-in pod that carries the status annotation or a container of an agent's name, not as injected. */
+/** A pod (opted in or not) that carries the status annotation or a container of an agent's name, not as injected. */
 export const FORGED_AGENT_REASON = 'forged-agent';
 
 export const SKIP_REASONS = {
@@ -31,9 +33,11 @@ export interface SidecarExtensionOptions {
 
 /**
  * Injects the agent container of every profile a pod opts into. Order of checks: protected
- * namespace, opt-in (malformed opt-in is a 400 denial), a forged agent (the status annotation or an
- * agent-named container not as the injector writes them: 422), already injected (so reinvocation
- * is a no-op), then every parameter (422 denial). Only after all checks pass is the pod changed.
+ * namespace, opt-in (malformed opt-in is a 400 denial), a forged agent of any profile, opted into
+ * or not (the status annotation or an agent-named container that is not exactly the injector's:
+ * 422), already injected (so reinvocation is a no-op), the node's namespaces (hostNetwork, hostPID,
+ * hostIPC unless the profile allows them: 403), then every parameter (422 denial). Only after all
+ * checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = [...options.profiles];
@@ -52,16 +56,20 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const requested = requestedProfiles(annotations, profiles);
       if (requested.type === 'denied') return requested;
       const warnings = [...requested.warnings];
-      if (requested.profiles.length === 0) return skipped(SKIP_REASONS.notOptedIn, warnings);
 
-      const presence = requested.profiles.map((profile) => ({ profile, presence: agentPresence(pod, annotations, profile) }));
+      // Every profile, opted into or not: a forged agent must not wait for an opt-in added by UPDATE.
+      const presence = profiles.map((profile) => ({ profile, presence: exactPresence(pod, annotations, profile) }));
       const forged = presence.flatMap(({ presence: p }) => (p.kind === 'forged' ? [p.problem] : []));
       if (forged.length > 0) return Object.assign(denied(422, forged.join('; '), FORGED_AGENT_REASON), { warnings });
-      const pending = presence.filter(({ presence: p }) => p.kind === 'absent').map(({ profile }) => profile);
+      if (requested.profiles.length === 0) return skipped(SKIP_REASONS.notOptedIn, warnings);
+      const absent = new Set(presence.filter(({ presence: p }) => p.kind === 'absent').map(({ profile }) => profile));
+      const pending = requested.profiles.filter((profile) => absent.has(profile));
       if (pending.length === 0) return skipped(SKIP_REASONS.alreadyInjected, warnings);
 
       const spec = objectMember(pod, 'spec');
       if (!spec || (arrayMember(spec, 'containers') ?? []).length === 0) return skipped(SKIP_REASONS.invalidPodSpec, warnings);
+      const onHost = pending.flatMap((profile) => hostNamespaceProblem(spec, profile) ?? []);
+      if (onHost.length > 0) return Object.assign(denied(403, onHost.join('; '), HOST_NAMESPACE_REASON), { warnings });
 
       const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
       if (!Array.isArray(plans)) return plans;
@@ -70,6 +78,16 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       return mutated({ warnings });
     },
   };
+}
+
+/** agentPresence, where `injected` must also be exactly what the injector renders for this pod. */
+function exactPresence(pod: JsonObject, annotations: PodAnnotations, profile: AgentProfile): AgentPresence {
+  const presence = agentPresence(pod, annotations, profile);
+  if (presence.kind !== 'injected') return presence;
+  const verdict = verifyInjectedAgent(pod, profile);
+  if (verdict.ok) return presence;
+  const problem = `profile ${profile.name}: the pod carries annotation ${statusAnnotation(profile)} and a ${profile.container.name} container that is not the injector's (${verdict.problem}); remove both and opt in with ${enableAnnotation(profile)}: "true" so that the injector adds the agent`;
+  return { kind: 'forged', problem };
 }
 
 interface InjectionPlan {

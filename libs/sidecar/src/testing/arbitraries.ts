@@ -41,6 +41,8 @@ const optIn = fc.constantFrom(
   'status-without-agent',
   'agent-container-present',
   'impostor-agent-container',
+  'forged-not-opted-in',
+  'copied-not-opted-in',
 );
 export type OptIn = typeof optIn extends fc.Arbitrary<infer T> ? T : never;
 
@@ -55,6 +57,7 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     names: fc.uniqueArray(containerName.filter((name) => name !== 'xxl-agent'), { minLength: 1, maxLength: 4 }),
     initNames: fc.uniqueArray(containerName.map((name) => `init-${name}`), { maxLength: 3 }),
     nativeInit: fc.boolean(),
+    defaulted: fc.boolean(),
     containerExtras: fc.array(unknownFields(['name', 'image', 'restartPolicy']), { minLength: 4, maxLength: 4 }),
     annotations: fc.option(fc.dictionary(oddKey, fc.string({ maxLength: 20 }), { maxKeys: 5 }), { nil: undefined }),
     labels: fc.option(fc.dictionary(oddKey, fc.string({ maxLength: 10 }), { maxKeys: 3 }), { nil: undefined }),
@@ -69,13 +72,17 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
   })
   .map((g) => {
     const annotations: Record<string, JsonValue> = { ...(g.annotations ?? {}) };
+    const target = g.names[g.target % g.names.length] ?? 'app';
     // The opt-in annotations are set last so random keys cannot hide them.
-    Object.assign(annotations, optInAnnotations(g.optIn, g.names[g.target % g.names.length] ?? 'app'));
+    Object.assign(annotations, optInAnnotations(g.optIn, target));
+    if (g.optIn === 'forged-not-opted-in' || g.optIn === 'copied-not-opted-in') delete annotations['xxl-agent/enable'];
     const containers = g.names.map((name, index) => container(name, g.containerExtras[index] ?? {}, false));
     // The profile's own image: only the missing status annotation gives it away.
     if (g.optIn === 'agent-container-present') containers.push(container('xxl-agent', { image: XXL_JOB_PROFILE.container.image }, false));
     if (g.optIn === 'impostor-agent-container') containers.push(container('xxl-agent', {}, false));
-    if (g.optIn === 'already-injected') containers.push(container('xxl-agent', { image: XXL_JOB_PROFILE.container.image }, false));
+    if (g.optIn === 'already-injected' || g.optIn === 'copied-not-opted-in') containers.push(exactAgent(target, g.defaulted));
+    // The agent's name and image, with a command of the pod author's choosing.
+    if (g.optIn === 'forged-not-opted-in') containers.push({ ...exactAgent(target, g.defaulted), command: ['sh', '-c', 'cat /var/run/secrets/kubernetes.io/serviceaccount/token'] });
     const metadata: JsonObject = {
       ...g.metadataExtra,
       ...(g.generateName ? { generateName: 'worker-7d9c8b5f4-' } : { name: 'worker' }),
@@ -93,6 +100,34 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     const pod: JsonObject = { ...g.topExtra, apiVersion: 'v1', kind: 'Pod', metadata, spec };
     return { pod, namespace: g.namespace, optIn: g.optIn };
   });
+
+/** The reference profile's agent for the valid opt-in, written out by hand; optionally with the API server's defaults. */
+function exactAgent(target: string, defaulted: boolean): JsonObject {
+  return {
+    name: 'xxl-agent',
+    image: 'ghcr.io/outrigger/xxl-agent:1.0.0',
+    imagePullPolicy: 'IfNotPresent',
+    ports: [{ name: 'http-xxl-agent', containerPort: 9999, protocol: 'TCP' }],
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    env: [
+      { name: 'XXL_JOB_ADDR', value: 'http://xxl-job-admin.jobs:8080/xxl-job-admin' },
+      { name: 'CONTAINER_NAME', value: target },
+      { name: 'XXL_JOB_NAME', value: 'nightly' },
+      { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    ],
+    ...(defaulted ? { terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' } : {}),
+  };
+}
 
 function optInAnnotations(kind: OptIn, target: string): Record<string, string> {
   const valid = {
@@ -126,6 +161,8 @@ function optInAnnotations(kind: OptIn, target: string): Record<string, string> {
       return { ...valid, 'xxl-agent/target-container': 'no-such-container!' };
     case 'already-injected':
     case 'status-without-agent':
+    case 'forged-not-opted-in':
+    case 'copied-not-opted-in':
       return { ...valid, 'xxl-agent/status': '{"profile":"xxl-job","hash":"0","version":"0"}' };
   }
 }
