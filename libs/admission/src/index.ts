@@ -27,6 +27,7 @@ export {
   NO_OWNED_PATHS,
   UnownedPatchError,
   type OwnedPaths,
+  type RemovableItems,
 } from './owned-paths.js';
 export { escapePointerToken, jsonPointer, pointerTokens, unescapePointerToken, valueAtPointer } from './json-pointer.js';
 

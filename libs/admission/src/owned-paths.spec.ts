@@ -46,7 +46,7 @@ describe('findUnownedOps', () => {
         { op: 'test', path: '/metadata/name', value: 'p' },
       ]),
     ).toEqual([
-      'remove /metadata/annotations/xxl-agent~1enable: remove is never allowed',
+      'remove /metadata/annotations/xxl-agent~1enable: remove of a path the injector does not own',
       'move /spec/containers/1: move is never allowed',
       'copy /spec/containers/2: copy is never allowed',
       'test /metadata/name: test is never allowed',
@@ -86,6 +86,58 @@ describe('findUnownedOps', () => {
     expect(problems([{ op: 'add', path: '/spec/initContainers/0', value: {} }])).toEqual([
       'add /spec/initContainers/0: append to a list that does not exist',
     ]);
+  });
+});
+
+describe('findUnownedOps with removable items', () => {
+  const owned: OwnedPaths = {
+    ...OWNED,
+    appendable: [...OWNED.appendable, '/spec/volumes'],
+    removable: [
+      { list: '/spec/volumes', namePrefix: 'kube-api-access-' },
+      { list: '/spec/containers/*/volumeMounts', namePrefix: 'kube-api-access-' },
+    ],
+  };
+  const token = { name: 'kube-api-access-x', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
+  const withToken: JsonObject = {
+    spec: {
+      volumes: [{ name: 'data' }, { name: 'kube-api-access-x' }, { name: 'kube-api-access-y' }],
+      containers: [{ name: 'app', volumeMounts: [{ name: 'data', mountPath: '/data' }, token] }],
+    },
+  };
+  const check = (ops: PatchOperation[]) => findUnownedOps(ops, owned, withToken);
+
+  it('accepts removing the named items from the end down, then appending where the list now ends', () => {
+    expect(
+      check([
+        { op: 'remove', path: '/spec/containers/0/volumeMounts/1' },
+        { op: 'remove', path: '/spec/volumes/2' },
+        { op: 'remove', path: '/spec/volumes/1' },
+        { op: 'add', path: '/spec/volumes/1', value: { name: 'agent-token' } },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('refuses removing other items, other lists, out of order, after an append, or a whole list', () => {
+    expect(check([{ op: 'remove', path: '/spec/volumes/0' }])).toEqual(['remove /spec/volumes/0: removes an item not named kube-api-access-*']);
+    expect(check([{ op: 'remove', path: '/spec/containers/0/volumeMounts/0' }])).toEqual(['remove /spec/containers/0/volumeMounts/0: removes an item not named kube-api-access-*']);
+    expect(check([{ op: 'remove', path: '/spec/containers/0' }])).toEqual(['remove /spec/containers/0: remove of a path the injector does not own']);
+    expect(check([{ op: 'remove', path: '/spec/volumes' }])).toEqual(['remove /spec/volumes: remove of a path the injector does not own']);
+    expect(check([{ op: 'remove', path: '/spec/initContainers/0/volumeMounts/1' }])).toHaveLength(1);
+    expect(check([{ op: 'remove', path: '/spec/volumes/1' }, { op: 'remove', path: '/spec/volumes/2' }])).toEqual([
+      'remove /spec/volumes/2: removes must go from the end of the list down, before any append',
+    ]);
+    expect(check([{ op: 'add', path: '/spec/volumes/3', value: { name: 'v' } }, { op: 'remove', path: '/spec/volumes/1' }])).toEqual([
+      'remove /spec/volumes/1: removes must go from the end of the list down, before any append',
+    ]);
+    expect(check([{ op: 'remove', path: '/spec/volumes/1' }, { op: 'add', path: '/spec/volumes/3', value: { name: 'v' } }])).toEqual([
+      'add /spec/volumes/3: not an append (expected index 2)',
+    ]);
+  });
+
+  it('is kept by mergeOwnedPaths, once', () => {
+    expect(mergeOwnedPaths([owned, owned]).removable).toEqual(owned.removable);
+    expect(mergeOwnedPaths([OWNED])).not.toHaveProperty('removable');
   });
 });
 

@@ -13,15 +13,25 @@ export interface OwnedPaths {
   readonly appendable: readonly string[];
   /** Parents that may be created by one `add` when missing; their content must be owned too. */
   readonly creatable: readonly string[];
+  /** Named list items that may be removed (e.g. the token volume another admission plugin added). */
+  readonly removable?: readonly RemovableItems[];
+}
+
+/** Items of the lists at `list` (`*` stands for any one list index) whose `name` starts with `namePrefix`. */
+export interface RemovableItems {
+  readonly list: string;
+  readonly namePrefix: string;
 }
 
 export const NO_OWNED_PATHS: OwnedPaths = { members: [], appendable: [], creatable: [] };
 
 export function mergeOwnedPaths(paths: readonly OwnedPaths[]): OwnedPaths {
+  const removable = new Map(paths.flatMap((p) => p.removable ?? []).map((r) => [`${r.list} ${r.namePrefix}`, r]));
   return {
     members: [...new Set(paths.flatMap((p) => p.members))],
     appendable: [...new Set(paths.flatMap((p) => p.appendable))],
     creatable: [...new Set(paths.flatMap((p) => p.creatable))],
+    ...(removable.size > 0 ? { removable: [...removable.values()] } : {}),
   };
 }
 
@@ -40,24 +50,26 @@ export function assertOwnedOps(operations: readonly PatchOperation[], owned: Own
 
 /** One message per op that is not allowed; empty when the whole patch is owned. */
 export function findUnownedOps(operations: readonly PatchOperation[], owned: OwnedPaths, original: JsonValue): string[] {
-  const appended = new Map<string, number>();
+  const lists: ListEdits = { appended: new Map(), removed: new Map() };
   const violations: string[] = [];
   for (const op of operations) {
-    const problem = checkOperation(op, owned, original, appended);
+    const problem = checkOperation(op, owned, original, lists);
     if (problem) violations.push(`${op.op} ${op.path}: ${problem}`);
   }
   return violations;
 }
 
-function checkOperation(
-  op: PatchOperation,
-  owned: OwnedPaths,
-  original: JsonValue,
-  appended: Map<string, number>,
-): string | undefined {
+/** What the patch did so far to each list: items appended, and the original indexes removed (descending). */
+interface ListEdits {
+  readonly appended: Map<string, number>;
+  readonly removed: Map<string, number[]>;
+}
+
+function checkOperation(op: PatchOperation, owned: OwnedPaths, original: JsonValue, lists: ListEdits): string | undefined {
   if (op.op === 'replace') {
     return owned.members.includes(op.path) ? undefined : 'replace of a path the injector does not own';
   }
+  if (op.op === 'remove') return checkRemoval(op.path, owned, original, lists);
   if (op.op !== 'add') return `${op.op} is never allowed`;
   if (owned.members.includes(op.path)) return undefined;
 
@@ -71,12 +83,38 @@ function checkOperation(
   if (owned.appendable.includes(parent)) {
     const list = valueAtPointer(original, parent);
     if (!Array.isArray(list)) return 'append to a list that does not exist';
-    const expected = list.length + (appended.get(parent) ?? 0);
+    const expected = list.length - (lists.removed.get(parent)?.length ?? 0) + (lists.appended.get(parent) ?? 0);
     if (last !== String(expected)) return `not an append (expected index ${expected})`;
-    appended.set(parent, (appended.get(parent) ?? 0) + 1);
+    lists.appended.set(parent, (lists.appended.get(parent) ?? 0) + 1);
     return undefined;
   }
   return 'add to a path the injector does not own';
+}
+
+/**
+ * A remove of an item the extension may remove, from the end of its list down (so each index is
+ * still the original one) and before anything is appended to it. The lists that hold such lists
+ * (containers) only ever grow at their end, so their indexes are the original ones too.
+ */
+function checkRemoval(path: string, owned: OwnedPaths, original: JsonValue, lists: ListEdits): string | undefined {
+  const [parent, last] = splitPointer(path);
+  const rule = (owned.removable ?? []).find((r) => matchesListPattern(parent, r.list));
+  if (!rule) return 'remove of a path the injector does not own';
+  const item = /^(0|[1-9][0-9]*)$/.test(last) ? valueAtPointer(original, path) : undefined;
+  const name = isJsonObject(item) ? item['name'] : undefined;
+  if (typeof name !== 'string' || !name.startsWith(rule.namePrefix)) return `removes an item not named ${rule.namePrefix}*`;
+  const removed = lists.removed.get(parent) ?? [];
+  const previous = removed[removed.length - 1];
+  if ((previous !== undefined && Number(last) >= previous) || lists.appended.has(parent)) return 'removes must go from the end of the list down, before any append';
+  lists.removed.set(parent, [...removed, Number(last)]);
+  return undefined;
+}
+
+/** Whether a list's pointer matches a pattern whose `*` tokens stand for any one list index. */
+function matchesListPattern(pointer: string, pattern: string): boolean {
+  const tokens = pointer.split('/');
+  const wanted = pattern.split('/');
+  return tokens.length === wanted.length && wanted.every((token, i) => token === tokens[i] || (token === '*' && /^(0|[1-9][0-9]*)$/.test(tokens[i] ?? '')));
 }
 
 /** A created parent may only hold owned members, owned lists or further creatable parents. */

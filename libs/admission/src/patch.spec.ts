@@ -74,6 +74,43 @@ describe('computePatch', () => {
     expect(applyPatchCopy(original, patch)).toEqual(changed);
   });
 
+  it('removes an item of a named list with one remove, before the adds, each list from its end', () => {
+    const token = (name: string) => ({ name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' });
+    const original: JsonObject = {
+      spec: {
+        volumes: [{ name: 'data' }, { name: 'kube-api-access-x' }, { name: 'cache' }],
+        containers: [
+          { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/data' }, token('kube-api-access-x')] },
+          { name: 'sidecar', volumeMounts: [token('kube-api-access-x'), { name: 'cache', mountPath: '/cache' }] },
+        ],
+      },
+    };
+    const changed = mutate(original, (pod) => {
+      const spec = pod['spec'] as JsonObject;
+      spec['volumes'] = [{ name: 'data' }, { name: 'cache' }, { name: 'agent-token' }];
+      for (const container of spec['containers'] as JsonObject[]) container['volumeMounts'] = (container['volumeMounts'] as JsonObject[]).filter((m) => m['name'] !== 'kube-api-access-x');
+    });
+    expect(computePatch(original, changed)).toEqual([
+      { op: 'remove', path: '/spec/volumes/1' },
+      { op: 'remove', path: '/spec/containers/0/volumeMounts/1' },
+      { op: 'remove', path: '/spec/containers/1/volumeMounts/0' },
+      { op: 'add', path: '/spec/volumes/2', value: { name: 'agent-token' } },
+    ]);
+    expect(applyPatchCopy(original, computePatch(original, changed))).toEqual(changed);
+  });
+
+  it('tells mounts of one volume apart by their path, and falls back to the index diff for lists without keys', () => {
+    const original: JsonObject = { c: { volumeMounts: [{ name: 'v', mountPath: '/a' }, { name: 'v', mountPath: '/b' }, { name: 'w', mountPath: '/c' }] }, plain: [1, 2, 3] };
+    const changed = mutate(original, (doc) => {
+      const c = doc['c'] as JsonObject;
+      c['volumeMounts'] = (c['volumeMounts'] as JsonObject[]).filter((m) => m['mountPath'] !== '/a');
+      doc['plain'] = [2, 3];
+    });
+    const patch = computePatch(original, changed);
+    expect(patch[0]).toEqual({ op: 'remove', path: '/c/volumeMounts/0' });
+    expect(applyPatchCopy(original, patch)).toEqual(changed);
+  });
+
   it('gives an empty patch when nothing changed', () => {
     const original: JsonObject = { a: { b: [1, 2] } };
     expect(computePatch(original, structuredClone(original))).toEqual([]);

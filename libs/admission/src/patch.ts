@@ -1,5 +1,6 @@
-import jsonpatch, { type Operation } from 'fast-json-patch';
-import type { JsonObject } from './json-value.js';
+import jsonpatch, { type Operation, type RemoveOperation } from 'fast-json-patch';
+import { escapePointerToken } from './json-pointer.js';
+import { isJsonObject, type JsonObject, type JsonValue } from './json-value.js';
 
 export type PatchOperation = Operation;
 
@@ -7,9 +8,54 @@ export type PatchOperation = Operation;
  * The JSON Patch that turns `original` into `mutated`, both raw request objects (never typed
  * models, so fields we do not know survive). fast-json-patch escapes keys per RFC 6901, creates a
  * missing parent with one `add` of the whole parent and appends with an `add` at the old length.
+ * An item removed from a list of named items (volumes, mounts) is one `remove`, first, instead of
+ * the replaces of every later item that an index-by-index diff would make.
  */
 export function computePatch(original: JsonObject, mutated: JsonObject): PatchOperation[] {
-  return jsonpatch.compare(original, mutated);
+  const removals: RemoveOperation[] = [];
+  keyedRemovals(original, mutated, '', removals);
+  if (removals.length === 0) return jsonpatch.compare(original, mutated);
+  return [...removals, ...jsonpatch.compare(applyPatchCopy(original, removals), mutated)];
+}
+
+/**
+ * Removes of the items of keyed lists that `after` no longer has: the lists inside an item before
+ * the list that holds it, and each list from its end, so every path keeps its original indexes.
+ */
+function keyedRemovals(before: JsonValue | undefined, after: JsonValue | undefined, path: string, out: RemoveOperation[]): void {
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const keyed = itemKeys(before, after);
+    if (!keyed) {
+      if (before.length === after.length) before.forEach((item, i) => keyedRemovals(item, after[i], `${path}/${i}`, out));
+      return;
+    }
+    const [names, kept] = keyed;
+    const index = new Map(kept.map((name, i) => [name, i]));
+    names.forEach((name, i) => keyedRemovals(before[i], after[index.get(name) ?? -1], `${path}/${i}`, out));
+    for (let i = names.length - 1; i >= 0; i--) if (!index.has(names[i] ?? '')) out.push({ op: 'remove', path: `${path}/${i}` });
+  } else if (isJsonObject(before) && isJsonObject(after)) {
+    for (const key of Object.keys(before)) if (Object.hasOwn(after, key)) keyedRemovals(before[key], after[key], `${path}/${escapePointerToken(key)}`, out);
+  }
+}
+
+/** What identifies an item of a Kubernetes list: its name, or for volume mounts (a volume may be mounted twice) its path. */
+const KEYS = ['name', 'mountPath'] as const;
+
+/** The keys of both lists' items, by the first of KEYS that identifies the items of both. */
+function itemKeys(before: readonly JsonValue[], after: readonly JsonValue[]): [string[], string[]] | undefined {
+  for (const key of KEYS) {
+    const names = uniqueKeys(before, key);
+    const kept = names && uniqueKeys(after, key);
+    if (names && kept) return [names, kept];
+  }
+  return undefined;
+}
+
+/** The `key` of every item when each is an object with a value of its own, else undefined. */
+function uniqueKeys(list: readonly JsonValue[], key: string): string[] | undefined {
+  const values = list.map((item) => (isJsonObject(item) && typeof item[key] === 'string' ? item[key] : undefined));
+  if (values.some((value) => value === undefined) || new Set(values).size !== values.length) return undefined;
+  return values as string[];
 }
 
 /** The `patch` field of an AdmissionResponse: base64 of the JSON array of operations. */
