@@ -2,11 +2,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { bindingSubjects, createPod, deleteAllPods, eventually, LABELS, sa, startSyncer } from './support.js';
+import { bindingSubjects, canExec, createPod, deleteAllPods, eventually, LABELS, sa, startSyncer } from './support.js';
 
 // The syncer with AgentProfiles from the API: a profile takes effect, follows an edit, reports on
 // its status, survives a bad edit and, deleted, leaves an emptied binding behind after the grace.
@@ -123,6 +124,34 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns)), 'the binding written again');
     const recovered = await eventually(status, (s) => condition(s, 'Synced')?.status === 'True', 'the status to recover');
     expect(condition(recovered, 'Synced')?.reason).toBe('Synced');
+  });
+
+  it('binds nothing to a ClusterRole Outrigger does not own, even with every name granted, and never suggests granting it', async () => {
+    const grab: AgentProfile = {
+      ...reference,
+      name: 'admin-grab',
+      annotationPrefix: 'grab/',
+      container: { ...reference.container, name: 'grab-agent' },
+      rbac: { clusterRole: 'cluster-admin', binding: { kind: 'ClusterRoleBinding', name: 'grab-exec' }, rules: reference.rbac?.rules ?? [] },
+    };
+    const ns = await createTestNamespace(kc, 'grab', LABELS);
+    namespaces.push(ns);
+    await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'grabber' } } });
+    await createPod(kc, ns, 'grabber', true, grab);
+    kubectl(['apply', '--server-side', '-f', '-'], stringify(agentProfileObject(grab)));
+    try {
+      const grabStatus = async () => (JSON.parse(kubectl(['get', 'agentprofile', grab.name, '-o', 'json'])) as { status?: Status }).status ?? {};
+      const refused = await eventually(grabStatus, (s) => condition(s, 'Synced')?.reason === 'ForeignClusterRole', 'ForeignClusterRole on the status');
+      expect(condition(refused, 'Synced')?.status).toBe('False');
+      expect(condition(refused, 'Synced')?.message).toContain('ClusterRole cluster-admin exists and is not managed by Outrigger');
+      expect(condition(refused, 'Synced')?.message).not.toMatch(/grant/i);
+      expect(await bindingSubjects(kc, 'grab-exec')).toEqual([]);
+      const role = JSON.parse(kubectl(['get', 'clusterrole', 'cluster-admin', '-o', 'json'])) as { metadata: { labels?: Record<string, string> } };
+      expect(role.metadata.labels?.['app.kubernetes.io/managed-by']).toBeUndefined();
+      expect(await canExec(kc, ns, 'grabber')).toBe(false);
+    } finally {
+      kubectl(['delete', '--ignore-not-found', 'agentprofile', grab.name]);
+    }
   });
 
   it('removes the bindings of a deleted profile after the grace period', async () => {

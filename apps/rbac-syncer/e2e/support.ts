@@ -37,6 +37,8 @@ export interface SyncerOptions {
   readonly port: number;
   readonly name: string;
   readonly dir: string;
+  /** More settings, e.g. MAX_SUBJECTS_PER_NAMESPACE. */
+  readonly env?: Record<string, string>;
 }
 
 export const EXEC_GUARD_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url));
@@ -64,33 +66,39 @@ export async function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
       LEASE_NAME: o.lease,
       LEASE_DURATION: '3s',
       POD_NAME: o.name,
+      ...o.env,
     },
     readyUrl: `http://127.0.0.1:${o.port}/readyz`,
     logFile: join(o.dir, `${o.name}.log`),
   });
 }
 
-/** The reference profile's opt-in and parameters, for a pod whose container is `app`. */
-export const OPT_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://xxl-job-admin:8080/xxl-job-admin', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'e2e' };
+/** A profile's opt-in and the reference parameters, for a pod whose container is `app`. */
+export function optIn(profile: AgentProfile = XXL_JOB_PROFILE): Record<string, string> {
+  const values = { enable: 'true', 'job-addr': 'http://xxl-job-admin:8080/xxl-job-admin', 'target-container': 'app', 'job-name': 'e2e' };
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [`${profile.annotationPrefix}${k}`, v]));
+}
+export const OPT_IN = optIn();
 
 /**
  * Creates a pod; an opted-in one as the webhook would admit it (the injector's own sidecar
  * extension adds the agent and the status annotation: no injector runs in these suites).
  */
-export async function createPod(kc: KubeConfig, namespace: string, serviceAccount = 'default', optIn = true): Promise<string> {
+export async function createPod(kc: KubeConfig, namespace: string, serviceAccount = 'default', optedIn = true, profile = XXL_JOB_PROFILE): Promise<string> {
   const name = `app-${randomBytes(3).toString('hex')}`;
   const pod = {
-    metadata: { name, annotations: optIn ? { ...OPT_IN } : {} },
+    metadata: { name, annotations: optedIn ? optIn(profile) : {} },
     spec: { serviceAccountName: serviceAccount, containers: [{ name: 'app', image: 'busybox' }] },
   };
-  const body = optIn ? injected(pod, namespace) : pod;
+  const body = optedIn ? injected(pod, namespace, profile) : pod;
   await kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace, body: body as V1Pod });
   return name;
 }
 
-function injected(pod: object, namespace: string): JsonObject {
+/** The pod as the injector's own sidecar extension admits it. */
+export function injected(pod: object, namespace: string, profile = XXL_JOB_PROFILE): JsonObject {
   const ctx = { uid: 'e2e', namespace, name: '', operation: 'CREATE', dryRun: false } as unknown as AdmissionContext;
-  const result = mutatePod(pod as JsonObject, ctx, [sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: 'e2e' })]);
+  const result = mutatePod(pod as JsonObject, ctx, [sidecarExtension({ profiles: [profile], injectorVersion: 'e2e' })]);
   if (result.outcome !== 'allowed' || result.decision !== 'injected') throw new Error(`the sidecar extension did not inject: ${JSON.stringify(result)}`);
   return result.pod;
 }

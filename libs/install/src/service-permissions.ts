@@ -63,6 +63,8 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
     { verb: 'create', group: RBAC, resource: 'clusterroles' },
     { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },
     ...leasePermissions(lease),
+    // The agent revisions of every profile (the specs running pods were injected from), beside its Lease.
+    ...['list', 'watch', 'create', 'delete'].map((verb) => ({ verb, group: 'apps', resource: 'controllerrevisions', namespace: lease.namespace })),
     { verb: 'create', group: '', resource: 'events', namespace: 'default' },
   ];
 }

@@ -57,7 +57,8 @@ export class PlanExecutor {
       case 'applyClusterRole': {
         const object = action.object as unknown as KubeObject;
         const create = action.type === 'createClusterRole';
-        const stored = await this.write(object, create);
+        // Server-side apply even to create: the API server checks `escalate` against the name in the URL, which a POST has not.
+        const stored = await this.write(object, create ? 'claim' : 'apply');
         if (!stored) return 'notOurs';
         metrics.writes.inc({ kind: 'ClusterRole', verb: create ? 'create' : 'apply' });
         const why = create ? 'created from the profile' : 'rules drifted from the profile; repaired';
@@ -66,7 +67,7 @@ export class PlanExecutor {
         return 'done';
       }
       case 'writeBinding': {
-        const stored = await this.write(action.object as unknown as KubeObject, action.create);
+        const stored = await this.write(action.object as unknown as KubeObject, action.create ? 'create' : 'apply');
         if (!stored) return 'notOurs';
         metrics.writes.inc({ kind: action.object.kind, verb: action.create ? 'create' : 'apply' });
         const { added, removed } = writeDiff(action);
@@ -93,11 +94,15 @@ export class PlanExecutor {
     }
   }
 
-  /** Create (never taking over an object of that name that is not ours) or apply; undefined when the name is taken. */
-  private async write(object: KubeObject, create: boolean): Promise<KubeObject | undefined> {
-    if (!create) return applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER, force: true });
+  /**
+   * `apply` an object the watch shows as ours (taking back fields edited by hand); `create` (POST)
+   * or `claim` (apply without force) a new one, which fail with 409 rather than take over an object
+   * of that name that is not ours: undefined then.
+   */
+  private async write(object: KubeObject, mode: 'create' | 'claim' | 'apply'): Promise<KubeObject | undefined> {
+    if (mode === 'apply') return applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER, force: true });
     try {
-      return await createObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER });
+      return mode === 'create' ? await createObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER }) : await applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER });
     } catch (error) {
       if (!isConflict(error)) throw error;
       const where = object.metadata?.namespace ? `${object.metadata.namespace}/` : '';

@@ -3,7 +3,10 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } fr
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
 import {
   Controller,
+  createObject,
+  deleteObject,
   describeApiError,
+  isConflict,
   describePermission,
   EventRecorder,
   loadKubeClient,
@@ -17,11 +20,12 @@ import {
 } from '@outrigger/kube';
 import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
+import { type AgentRevision, projectRevision, revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
 import { liveByNamespace, podSubjectKeys } from '../desired/live-subjects.js';
 import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
+import { FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import type { ObservedBinding, ObservedProfile, ObservedRole } from '../plan/observed-profile.js';
@@ -68,9 +72,12 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private controller!: Controller;
   private executor!: PlanExecutor;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
-  private pods!: Reflector<PodView>;
+  /** Declared once the agent revisions are listed. */
+  private pods: Reflector<PodView> | undefined;
   private namespaces!: Reflector<true>;
   private roles!: Reflector<ObservedRole>;
+  /** The agent revisions stored (ControllerRevisions), by profile and hash: the specs earlier pods were injected from. */
+  private revisions!: Reflector<AgentRevision>;
   private readonly bindings: Reflector<OwnBinding>[] = [];
   /** Only once a profile binds cluster-wide: the guard that confines those bindings' exec. */
   private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
@@ -120,17 +127,12 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         },
       },
     });
-    this.pods = this.controller.watches<PodView>('pods', {
-      path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
-      // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
-      pageSize: this.config.podPageSize,
-      streamingList: this.config.podStreamingList,
-      project: (pod) => projectPod(pod as never, this.profiles()),
-      equals: samePodView,
-      // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have live pods.
-      share: podViewKey,
-      index: podSubjectKeys,
-      mapper: (view) => view.profiles,
+    this.revisions = this.controller.watches<AgentRevision>('controllerrevisions', {
+      path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace: lease.namespace }),
+      labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+      project: projectRevision,
+      mapper: (revision) => [revision.profile.name],
+      resyncOnList: false,
     });
     this.namespaces = this.controller.watches<true>('namespaces', {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
@@ -174,9 +176,27 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         this.logger.warn(`reconcile ${key} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
       },
     );
+    // Pods are judged against the stored agent revisions: list those first, so no pod is judged without them.
+    void this.revisions.whenSynced().then(() => this.watchPods());
     // An admin grants a new profile's permissions after creating it: notice without a restart.
     this.recheckTimer = setInterval(() => void this.recheckDenied(), PERMISSION_RECHECK_MS);
     this.recheckTimer.unref();
+  }
+
+  private watchPods(): void {
+    const namespace = this.config.lease.namespace;
+    this.pods = this.controller.watches<PodView>('pods', {
+      path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
+      // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
+      pageSize: this.config.podPageSize,
+      streamingList: this.config.podStreamingList,
+      project: (pod) => projectPod(pod as never, this.profiles(), (profile, hash) => this.revisions.get(`${namespace}/${profile}-${hash}`)?.profile),
+      equals: samePodView,
+      // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have live pods.
+      share: podViewKey,
+      index: podSubjectKeys,
+      mapper: (view) => view.profiles,
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -190,7 +210,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const complete = this.viewComplete();
     return {
       profiles: this.inForce.map((p) => p.profile.name),
-      synced,
+      synced: synced && this.pods !== undefined,
       viewComplete: complete,
       incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
       leader,
@@ -250,7 +270,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       this.bindings.push(this.controller.watches('rolebindings', ownBindings('rolebindings')));
     }
     if (!this.guardWatched && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
-    this.pods.relist();
+    this.pods?.relist();
     this.controller.enqueueAll();
   }
 
@@ -263,7 +283,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       if (missing.length > 0) this.logger.error(`AgentProfile ${profile.name}: not synced, the rbac-syncer lacks ${this.missing.get(key)?.join(', ')}`);
     } catch (error) {
       this.logger.warn(`AgentProfile ${profile.name}: cannot check permissions yet: ${error instanceof Error ? error.message : String(error)}`);
-      setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods.relist(), this.controller.enqueueAll())), 5_000).unref();
+      setTimeout(() => void this.checkPermissions(profile).then(() => (this.pods?.relist(), this.controller.enqueueAll())), 5_000).unref();
     }
   }
 
@@ -315,7 +335,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
     const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
-    if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings') || guardUnknown) {
+    if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings', 'controllerrevisions') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
       return;
     }
@@ -330,6 +350,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
         await this.writeStatus(key, { profile, missing, subjects: 0 });
         return;
       }
+      if (profile) await this.recordRevision(profile);
       const plan = planProfile(this.observe(key, profile));
       this.goneSince.set(key, plan.goneSince);
       let notOurs: readonly string[] = [];
@@ -352,6 +373,28 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * Stores the spec in force as an agent revision (pods it injects are verified against it after
+   * the next edit) and prunes the oldest beyond those kept.
+   */
+  private async recordRevision(profile: AgentProfile): Promise<void> {
+    const namespace = this.config.lease.namespace;
+    const stored = this.revisions.entries().map(([, r]) => r).filter((r) => r.profile.name === profile.name);
+    const hash = profileHash(profile);
+    if (!stored.some((r) => r.hash === hash)) {
+      const generation = this.inForce.find((p) => p.profile.name === profile.name)?.generation ?? 0;
+      const revision = Math.max(generation, ...stored.map((r) => r.revision + 1));
+      await createObject(this.kc, revisionObject(profile, revision, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
+        if (!isConflict(error)) throw error;
+      });
+      this.metrics.writes.inc({ kind: 'ControllerRevision', verb: 'create' });
+    }
+    for (const old of revisionsToPrune(stored, hash)) {
+      await deleteObject(this.kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: old.name, namespace });
+      this.metrics.writes.inc({ kind: 'ControllerRevision', verb: 'delete' });
+    }
+  }
+
   /** What profile `name`'s plan depends on, from the stores at this moment. */
   private observe(name: string, profile: AgentProfile | undefined): ObservedProfile {
     const rbac = profile?.rbac;
@@ -360,7 +403,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       profile,
       role: rbac ? this.roles.get(rbac.clusterRole) : undefined,
       bindings: this.bindings.flatMap((store) => store.entries().flatMap(([, b]) => (b.profile === name ? [b.binding] : []))),
-      live: rbac ? liveByNamespace(this.pods.indexKeys(), name) : new Map(),
+      live: rbac && this.pods ? liveByNamespace(this.pods.indexKeys(), name) : new Map(),
       labelledNamespaces: new Set(this.namespaces.keys()),
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       viewComplete: this.viewComplete(),

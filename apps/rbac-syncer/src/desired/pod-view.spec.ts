@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type AdmissionContext, type JsonObject, mutatePod } from '@outrigger/admission';
-import { referenceProfile } from '@outrigger/agent-profiles';
+import { profileHash, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { describe, expect, it } from 'vitest';
 import { projectPod } from './pod-view.js';
@@ -33,9 +33,14 @@ describe('projectPod', () => {
     expect(projectPod(edit(injected(), (p) => (p.spec.serviceAccountName = 'agent')), profiles)?.serviceAccount).toBe('agent');
   });
 
-  it('still recognises the agent of a running pod after the profile moved to a new image tag', () => {
+  it('recognises the agent of a running pod after a profile edit only through the spec that injected it', () => {
     const upgraded = { ...XXL_JOB_PROFILE, container: { ...XXL_JOB_PROFILE.container, image: 'ghcr.io/outrigger/xxl-agent:1.1.0@sha256:' + 'a'.repeat(64) } };
-    expect(projectPod(injected(), [upgraded])?.profiles).toEqual(['xxl-job']);
+    expect(projectPod(injected(), [upgraded])).toBeUndefined();
+    const revisions = (name: string, hash: string) => (name === 'xxl-job' && hash === profileHash(XXL_JOB_PROFILE) ? XXL_JOB_PROFILE : undefined);
+    expect(projectPod(injected(), [upgraded], revisions)?.profiles).toEqual(['xxl-job']);
+    // An edit that leaves the agent as it was (the RBAC rules, say) needs no earlier spec.
+    const rulesOnly = { ...XXL_JOB_PROFILE, rbac: { ...(XXL_JOB_PROFILE.rbac as NonNullable<typeof XXL_JOB_PROFILE.rbac>), rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }] } };
+    expect(projectPod(injected(), [rulesOnly])?.profiles).toEqual(['xxl-job']);
   });
 
   it('annotations alone never bind: opted in after creation, a hand-set status, an agent-named container that is not the agent', () => {
@@ -43,7 +48,10 @@ describe('projectPod', () => {
     expect(projectPod(edit(optedIn(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"xxl-job"}')), profiles)).toBeUndefined();
     const ownContainer = (image: string) => edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['image'] = image)));
     expect(projectPod(ownContainer('docker.io/mallory/shell:latest'), profiles)).toBeUndefined();
-    expect(projectPod(ownContainer('ghcr.io/outrigger/xxl-agent:1.0.0'), profiles)?.profiles).toEqual(['xxl-job']);
+    expect(projectPod(ownContainer(XXL_JOB_PROFILE.container.image), profiles)?.profiles).toEqual(['xxl-job']);
+    expect(projectPod(ownContainer(XXL_JOB_PROFILE.container.image.replace(/:[^:/]*$/, ':other')), profiles)).toBeUndefined();
+    const ownCommand = edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['command'] = ['sh', '-c', 'id'])));
+    expect(projectPod(ownCommand, profiles)).toBeUndefined();
     const noStatus = edit(injected(), (p) => delete p.metadata.annotations['xxl-agent/status']);
     expect(projectPod(noStatus, profiles)).toBeUndefined();
     const otherProfile = edit(injected(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"other"}'));

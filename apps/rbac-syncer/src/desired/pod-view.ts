@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { agentPresence, podAnnotations, requestedProfiles } from '@outrigger/sidecar';
+import { podAnnotations, requestedProfiles, statusAnnotation, verifyInjectedAgent } from '@outrigger/sidecar';
 
 /**
  * All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. No name:
@@ -17,14 +17,18 @@ export interface PodView {
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 
+/** The profile spec of a profile name and hash that injected running pods, if the syncer knows it. */
+export type RevisionLookup = (profile: string, hash: string) => AgentProfile | undefined;
+
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
  * not matter: it opted into no profile with RBAC, its annotations are invalid (the webhook denies
  * such pods), it has finished (Succeeded/Failed pods run no agent), or it does not carry the agent
- * as the injector writes it (annotations alone never bind: a pod annotated after creation, a
- * hand-set status annotation, a container of the agent's name with another image).
+ * exactly as the injector renders it for this pod, from the profile in force or the earlier spec
+ * its status annotation names (annotations alone never bind, nor does any container the injector
+ * did not write: another image, tag, command, securityContext, mount...).
  */
-export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): PodView | undefined {
+export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], revisions: RevisionLookup = () => undefined): PodView | undefined {
   const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
   const spec = isJsonObject(pod['spec']) ? pod['spec'] : {};
   const status = isJsonObject(pod['status']) ? pod['status'] : {};
@@ -36,7 +40,7 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): 
   const requested = requestedProfiles(annotations, profiles);
   if (requested.type !== 'requested') return undefined;
   const names = requested.profiles
-    .filter((p) => p.rbac && agentPresence(pod, annotations, p).kind === 'injected')
+    .filter((p) => p.rbac && carriesAgent(pod, p, annotations.values.get(statusAnnotation(p)), revisions))
     .map((p) => p.name)
     .sort();
   if (names.length === 0) return undefined;
@@ -47,6 +51,23 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[]): 
     profiles: names,
     deleting: typeof metadata['deletionTimestamp'] === 'string',
   };
+}
+
+/** Verified against the spec in force, else against the earlier spec whose hash the pod's status names. */
+function carriesAgent(pod: JsonObject, profile: AgentProfile, status: string | undefined, revisions: RevisionLookup): boolean {
+  if (verifyInjectedAgent(pod, profile).ok) return true;
+  const hash = statusHash(status);
+  const earlier = hash === undefined ? undefined : revisions(profile.name, hash);
+  return earlier !== undefined && verifyInjectedAgent(pod, earlier).ok;
+}
+
+function statusHash(status: string | undefined): string | undefined {
+  try {
+    const parsed: unknown = status === undefined ? undefined : JSON.parse(status);
+    return isJsonObject(parsed) && typeof parsed['hash'] === 'string' ? parsed['hash'] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Equal PodViews, and only those, have equal keys. */

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { referenceProfile } from '@outrigger/agent-profiles';
+import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { bindingSubjects, canExec, createPod, deleteAllPods, eventually, injected, LABELS, OPT_IN, sa, startSyncer, writeProfiles } from './support.js';
+
+// A hostile tenant against the syncer as shipped, one attack per test; its binding is named for
+// this suite alone, so it sees no other suite's namespaces.
+const suffix = randomBytes(3).toString('hex');
+const BINDING = `attack-exec-${suffix}`;
+const CAP = 10;
+const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-attacks-'));
+const kc = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
+const core = kc.makeApiClient(CoreV1Api);
+const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+const subjects = () => bindingSubjects(kc, BINDING);
+const namespaces: string[] = [];
+let syncer: ManagedProcess | undefined;
+
+/** A ServiceAccount name as long as Kubernetes allows, unique by `i`. */
+const longName = (i: number) => `${i}-${'a'.repeat(251 - String(i).length)}`;
+
+beforeAll(async () => {
+  const own = await createTestNamespace(kc, 'attack-sys');
+  syncer = await startSyncer({
+    kubeconfigPath: inject('controlPlane').kubeconfigPath,
+    profilesFile: writeProfiles(dir, BINDING),
+    namespace: own,
+    lease: `attack-${suffix}`,
+    port: await freePort(),
+    name: 'attack-syncer',
+    dir,
+    env: { MAX_SUBJECTS_PER_NAMESPACE: String(CAP) },
+  });
+});
+
+afterAll(async () => {
+  await syncer?.stop();
+  for (const ns of namespaces) await deleteAllPods(kc, ns);
+});
+
+async function tenant(prefix: string): Promise<string> {
+  const ns = await createTestNamespace(kc, prefix, LABELS);
+  namespaces.push(ns);
+  return ns;
+}
+
+describe('a hostile tenant', () => {
+  it('filling its namespace with ServiceAccounts binds at most the cap of them, and keeps no other tenant from being bound or unbound', async () => {
+    const attacker = await tenant('greedy');
+    const victim = await tenant('victim');
+    await createPod(kc, victim, 'default');
+    const names = Array.from({ length: 3 * CAP }, (_, i) => longName(i));
+    for (let i = 0; i < names.length; i += 10) {
+      await Promise.all(
+        names.slice(i, i + 10).map(async (name) => {
+          await core.createNamespacedServiceAccount({ namespace: attacker, body: { metadata: { name } } });
+          await createPod(kc, attacker, name);
+        }),
+      );
+    }
+    const bound = await eventually(subjects, (s) => s.filter((x) => x.startsWith(`ServiceAccount:${attacker}/`)).length === CAP && s.includes(sa(victim)), 'the cap reached and the victim bound');
+    // Only the attacker's own object holds the attacker's subjects.
+    const own = await rbac.readClusterRoleBinding({ name: `${BINDING}.${attacker}` });
+    expect(own.subjects?.every((s) => s.namespace === attacker)).toBe(true);
+    expect(own.subjects).toHaveLength(CAP);
+    const theirs = await rbac.readClusterRoleBinding({ name: `${BINDING}.${victim}` });
+    expect(theirs.subjects).toEqual([{ kind: 'ServiceAccount', name: 'default', namespace: victim }]);
+    expect(bound.filter((x) => x.startsWith(`ServiceAccount:${attacker}/`))).toHaveLength(CAP);
+    // A new tenant is still bound, and a tenant whose pods go is still unbound after the grace.
+    const late = await tenant('late');
+    await createPod(kc, late);
+    await eventually(subjects, (s) => s.includes(sa(late)), 'a new tenant bound beside the attacker');
+    await deleteAllPods(kc, victim);
+    await eventually(subjects, (s) => !s.includes(sa(victim)), 'the victim unbound after its grace');
+    expect(await canExec(kc, victim, 'default')).toBe(false);
+  });
+
+  it('a pod created without opting in, carrying a status annotation and an agent-named container, then annotated: never bound', async () => {
+    const ns = await tenant('forger');
+    const image = referenceProfile().container.image.replace(/:[^:/]*$/, ':attacker');
+    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'forged' } } });
+    // The status annotation copied from a real injection; the container is the agent's repository with another tag and command.
+    const real = injected({ metadata: { name: 'x', annotations: OPT_IN }, spec: { containers: [{ name: 'app', image: 'busybox' }] } }, ns) as { metadata: { annotations: Record<string, string> } };
+    const status = real.metadata.annotations['xxl-agent/status'] ?? '';
+    const forged = {
+      metadata: { name: 'forged', annotations: { 'xxl-agent/status': status } },
+      spec: {
+        serviceAccountName: 'forged',
+        containers: [
+          { name: 'app', image: 'busybox' },
+          { name: 'xxl-agent', image, command: ['sh', '-c', 'exec sleep 1d'] },
+        ],
+      },
+    };
+    await core.createNamespacedPod({ namespace: ns, body: forged as V1Pod });
+    await core.patchNamespacedPod({ namespace: ns, name: 'forged', body: { metadata: { annotations: OPT_IN } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    // The control, created after: once it is bound, the forged pod has been judged too.
+    await createPod(kc, ns);
+    await eventually(subjects, (s) => s.includes(sa(ns)), 'the real agent bound');
+    expect((await subjects()).filter((s) => s.startsWith(`ServiceAccount:${ns}/`))).toEqual([sa(ns)]);
+    expect(await canExec(kc, ns, 'forged')).toBe(false);
+  });
+});
