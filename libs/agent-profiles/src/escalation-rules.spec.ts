@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { loadTextFixture } from './testing/fixtures.js';
+import { loadTextFixture, RESTRICTED_SECURITY_CONTEXT } from './testing/fixtures.js';
 import { ESCALATION_RULES, escalationOptOuts, type EscalationName } from './escalation-rules.js';
 import { parseProfiles } from './parse-profiles.js';
 import type { AgentProfile } from './profile-schema.js';
@@ -19,7 +19,7 @@ function profileWith(rules: Rule[], extra: Record<string, unknown> = {}, binding
     metadata: { name: 'agent' },
     spec: {
       annotationPrefix: 'agent.example.com/',
-      container: { name: 'agent', image: 'registry.example.com/agent:1.0.0' },
+      container: { name: 'agent', image: 'registry.example.com/agent:1.0.0', securityContext: RESTRICTED_SECURITY_CONTEXT },
       rbac: { clusterRole: 'agent-role', binding, rules, ...extra },
     },
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { loadTextFixture } from './testing/fixtures.js';
+import { loadTextFixture, RESTRICTED_SECURITY_CONTEXT } from './testing/fixtures.js';
 import { agentProfileObject } from './agent-profile-object.js';
 import { convertProfilesFile, parseProfiles } from './parse-profiles.js';
 import { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
@@ -55,6 +55,7 @@ describe('parseProfiles', () => {
     if (!result.ok) throw new Error(result.error);
     const [xxl, tracing] = result.value;
     expect(xxl).toStrictEqual(XXL_JOB_PROFILE);
+    expect(xxl?.serviceAccountToken).toEqual({ agentOnly: true, podMayKeepToken: false });
     expect(tracing).toMatchObject({
       name: 'tracing',
       nativeSidecar: true,
@@ -72,14 +73,15 @@ describe('parseProfiles', () => {
   });
 
   it('accepts a profile without RBAC, parameters or field env', () => {
-    const result = parseProfiles('apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: minimal }\nspec:\n  annotationPrefix: minimal.example.com/\n  container: { name: minimal, image: busybox }\n');
+    const container = { name: 'minimal', image: 'busybox', securityContext: RESTRICTED_SECURITY_CONTEXT };
+    const result = parseProfiles(YAML.stringify({ apiVersion: 'outrigger.dev/v1alpha1', kind: 'AgentProfile', metadata: { name: 'minimal' }, spec: { annotationPrefix: 'minimal.example.com/', container } }));
     expect(result).toStrictEqual({
       ok: true,
       value: [
         {
           name: 'minimal',
           annotationPrefix: 'minimal.example.com/',
-          container: { name: 'minimal', image: 'busybox' },
+          container,
           parameters: [],
           fieldEnv: [],
           nativeSidecar: false,
@@ -99,7 +101,9 @@ describe('parseProfiles', () => {
       ['bad name', set('name', 'XXL_job'), 'AgentProfile XXL_job: metadata.name: must be a DNS label (lowercase letters, digits and "-", at most 63)'],
       ['missing image', remove('container.image'), 'AgentProfile xxl-job: spec.container.image: is required'],
       ['typo field', set('parameters.0.requried', true), 'AgentProfile xxl-job: spec.parameters[0]: unknown field "requried"'],
-      ['reserved suffix', set('parameters.2.annotation', 'status'), 'AgentProfile xxl-job: spec.parameters[2].annotation: "enable" and "status" are reserved for every profile'],
+      ['reserved suffix', set('parameters.2.annotation', 'status'), 'AgentProfile xxl-job: spec.parameters[2].annotation: "enable", "status", "keep-pod-token" are reserved for every profile'],
+      ['pod may keep its token without agentOnly', set('serviceAccountToken', { podMayKeepToken: true }), "AgentProfile xxl-job: spec.serviceAccountToken.podMayKeepToken: only means something with agentOnly: true (without it every container keeps the pod's token)"],
+      ['agent below restricted', set('container.securityContext.allowPrivilegeEscalation', true), 'AgentProfile xxl-job: spec.container.securityContext.allowPrivilegeEscalation: must be false (Pod Security restricted; only spec.dangerouslyAllowPodSecurity: baseline accepts less)'],
       ['bad suffix', set('parameters.2.annotation', 'job/name'), 'AgentProfile xxl-job: spec.parameters[2].annotation: must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix'],
       ['bad env name', set('parameters.0.env', 'XXL JOB'), 'AgentProfile xxl-job: spec.parameters[0].env: must be an environment variable name like MY_VAR'],
       ['unknown format', set('parameters.0.format', 'email'), 'AgentProfile xxl-job: spec.parameters[0].format: Invalid input: expected "url"'],

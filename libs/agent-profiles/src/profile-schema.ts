@@ -3,11 +3,21 @@ import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_P
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+import { POD_SECURITY_OPT_OUT_FIELD, podSecurityCelRules, refuseBelowPodSecurityFloor } from './pod-security.js';
 import { policyRuleSchema } from './rbac-rule-schema.js';
+
+/** A binding's name leaves room for "." and a namespace (a DNS label) within a DNS subdomain. */
+const BINDING_NAME_MAX = DNS_SUBDOMAIN_MAX - 1 - DNS_LABEL_MAX;
+const BINDING_NAME_DEFAULT_TOO_LONG = `names the binding too (binding.name is unset) and is longer than ${BINDING_NAME_MAX} characters: set binding.name`;
 
 /** Annotation suffixes every profile has; parameters cannot take them. */
 export const ENABLE_SUFFIX = 'enable';
 export const STATUS_SUFFIX = 'status';
+/** `<prefix>keep-pod-token: "true"`: the pod keeps its own API token where the profile allows it. */
+export const KEEP_POD_TOKEN_SUFFIX = 'keep-pod-token';
+const RESERVED_SUFFIXES = [ENABLE_SUFFIX, STATUS_SUFFIX, KEEP_POD_TOKEN_SUFFIX];
+const POD_MAY_KEEP_TOKEN_ALONE = 'only means something with agentOnly: true (without it every container keeps the pod\'s token)';
+const RESERVED_SUFFIXES_TAKEN = `${RESERVED_SUFFIXES.map((s) => `"${s}"`).join(', ')} are reserved for every profile`;
 
 /** Prefixes that belong to Kubernetes itself or to the injector. */
 const RESERVED_PREFIX = /(^|\.)(kubernetes\.io|k8s\.io)\/$|^outrigger\.dev\/$/;
@@ -53,6 +63,9 @@ const containerPortSchema = z.strictObject({
   protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional(),
 });
 
+const capabilityList = z.array(z.string().min(1).meta({ maxLength: NAME_MAX })).meta({ maxItems: LIST_MAX });
+const selinuxPart = z.string().meta({ maxLength: NAME_MAX });
+
 /** Known securityContext fields are checked; others pass through for newer Kubernetes fields. */
 const securityContextSchema = z.looseObject({
   runAsNonRoot: z.boolean().optional(),
@@ -62,7 +75,7 @@ const securityContextSchema = z.looseObject({
   allowPrivilegeEscalation: z.boolean().optional(),
   readOnlyRootFilesystem: z.boolean().optional(),
   capabilities: z
-    .strictObject({ add: z.array(z.string().min(1)).optional(), drop: z.array(z.string().min(1)).optional() })
+    .strictObject({ add: capabilityList.optional(), drop: capabilityList.optional() })
     .optional(),
   seccompProfile: z
     .strictObject({
@@ -70,6 +83,18 @@ const securityContextSchema = z.looseObject({
       localhostProfile: z.string().min(1).optional(),
     })
     .optional(),
+  // The other fields Pod Security judges in a container (pod-security.ts), declared so CEL can read them.
+  appArmorProfile: z
+    .strictObject({
+      type: z.enum(['RuntimeDefault', 'Localhost', 'Unconfined']),
+      localhostProfile: z.string().min(1).optional(),
+    })
+    .optional(),
+  seLinuxOptions: z
+    .strictObject({ user: selinuxPart.optional(), role: selinuxPart.optional(), type: selinuxPart.optional(), level: selinuxPart.optional() })
+    .optional(),
+  windowsOptions: z.looseObject({ hostProcess: z.boolean().optional() }).optional(),
+  procMount: z.enum(['Default', 'Unmasked']).optional(),
 });
 
 const containerSchema = z.strictObject({
@@ -91,13 +116,11 @@ const parameterSchema = z
       .refine(isQualifiedNamePart, {
         error: 'must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix',
       })
-      .refine((suffix) => suffix !== ENABLE_SUFFIX && suffix !== STATUS_SUFFIX, {
-        error: `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`,
-      })
+      .refine((suffix) => !RESERVED_SUFFIXES.includes(suffix), { error: RESERVED_SUFFIXES_TAKEN })
       .meta({
         pattern: QUALIFIED_NAME_PART.source,
         maxLength: QUALIFIED_NAME_PART_MAX,
-        'x-kubernetes-validations': [celRule(`self != '${ENABLE_SUFFIX}' && self != '${STATUS_SUFFIX}'`, `"${ENABLE_SUFFIX}" and "${STATUS_SUFFIX}" are reserved for every profile`)],
+        'x-kubernetes-validations': [celRule(`!(self in [${RESERVED_SUFFIXES.map((s) => `'${s}'`).join(', ')}])`, RESERVED_SUFFIXES_TAKEN)],
       }),
     env: envName,
     required: z.boolean().default(false),
@@ -148,7 +171,12 @@ const rbacSchema = z
     binding: z
       .strictObject({
         kind: z.enum(['ClusterRoleBinding', 'RoleBinding']).default('ClusterRoleBinding'),
-        name: dnsSubdomain.optional(),
+        // A ClusterRoleBinding per namespace is named <name>.<namespace>: room for a DNS label after it.
+        name: z
+          .string()
+          .refine((name) => isDnsSubdomain(name) && name.length <= BINDING_NAME_MAX, { error: `must be a DNS subdomain of at most ${BINDING_NAME_MAX} characters (the per-namespace bindings append ".<namespace>")` })
+          .meta({ pattern: DNS_SUBDOMAIN.source, maxLength: BINDING_NAME_MAX })
+          .optional(),
       })
       .optional(),
     rules: z.array(policyRuleSchema).min(1, { error: 'must list at least one rule' }).meta({ maxItems: LIST_MAX }),
@@ -156,7 +184,15 @@ const rbacSchema = z
     [ESCALATION_OPT_OUT_FIELD]: z.array(z.enum(ESCALATION_NAMES)).meta({ maxItems: ESCALATION_NAMES.length }).optional(),
   })
   .superRefine(refuseEscalations)
-  .meta({ 'x-kubernetes-validations': escalationCelRules() })
+  .superRefine(({ clusterRole, binding }, ctx) => {
+    if (binding?.name === undefined && clusterRole.length > BINDING_NAME_MAX) ctx.addIssue({ code: 'custom', path: ['clusterRole'], message: BINDING_NAME_DEFAULT_TOO_LONG });
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      ...escalationCelRules(),
+      celRule(`(has(self.binding) && has(self.binding.name)) || size(self.clusterRole) <= ${BINDING_NAME_MAX}`, BINDING_NAME_DEFAULT_TOO_LONG, '.clusterRole'),
+    ],
+  })
   .transform(({ clusterRole, binding, rules, [ESCALATION_OPT_OUT_FIELD]: accepted }) => ({
     clusterRole,
     // ClusterRoleBinding by default; RoleBinding binds the ClusterRole per namespace instead.
@@ -165,6 +201,23 @@ const rbacSchema = z
     // Only when set, so that a profile without opt-outs parses (and hashes) as before.
     ...(accepted === undefined ? {} : { [ESCALATION_OPT_OUT_FIELD]: accepted }),
   }));
+
+/** Who holds the pod's ServiceAccount token (see libs/sidecar/src/agent-token.ts). */
+const serviceAccountTokenSchema = z
+  .strictObject({
+    agentOnly: z
+      .boolean()
+      .default(false)
+      .meta({ description: 'Only the agent gets the API token (a projected volume); the pod\'s automatic token mount is turned off, so application containers hold no Kubernetes rights from Outrigger.' }),
+    podMayKeepToken: z
+      .boolean()
+      .default(false)
+      .meta({ description: `With agentOnly: a pod annotated <prefix>${KEEP_POD_TOKEN_SUFFIX}: "true" keeps its own token for its application containers. Without it that annotation is refused.` }),
+  })
+  .superRefine(({ agentOnly, podMayKeepToken }, ctx) => {
+    if (podMayKeepToken && !agentOnly) ctx.addIssue({ code: 'custom', path: ['podMayKeepToken'], message: POD_MAY_KEEP_TOKEN_ALONE });
+  })
+  .meta({ 'x-kubernetes-validations': [celRule('!(has(self.podMayKeepToken) && self.podMayKeepToken) || (has(self.agentOnly) && self.agentOnly)', POD_MAY_KEEP_TOKEN_ALONE, '.podMayKeepToken')] });
 
 export const agentProfileSchema = z
   .strictObject({
@@ -191,9 +244,16 @@ export const agentProfileSchema = z
       .boolean()
       .meta({ description: 'Inject into pods with hostNetwork, hostPID or hostIPC (default false): the agent then runs in the node\'s namespaces, its port open on the node.' })
       .optional(),
+    // Only when set, so that other profiles parse (and hash) as before.
+    serviceAccountToken: serviceAccountTokenSchema.optional(),
+    [POD_SECURITY_OPT_OUT_FIELD]: z
+      .enum(['baseline', 'privileged'])
+      .meta({ description: 'Accept an agent securityContext below the restricted Pod Security level (default: restricted is required). Pods in namespaces that enforce a stricter level are refused.' })
+      .optional(),
     rbac: rbacSchema.optional(),
   })
   .superRefine((profile, ctx) => {
+    refuseBelowPodSecurityFloor(profile, ctx);
     reportDuplicates(ctx, profile.parameters.map((p) => p.annotation), (i) => ['parameters', i, 'annotation'], 'annotation');
     const envSources: { name: string; path: (string | number)[] }[] = [
       ...profile.parameters.map((p, i) => ({ name: p.env, path: ['parameters', i, 'env'] })),
@@ -220,6 +280,7 @@ export const agentProfileSchema = z
         'an env name of container.env is also a parameter\'s or a fieldEnv\'s',
         '.container.env',
       ),
+      ...podSecurityCelRules(),
     ],
   });
 

@@ -1,4 +1,5 @@
 import { escalationOptOuts } from './escalation-rules.js';
+import { podSecurityOptOut } from './pod-security.js';
 import type { AgentProfile } from './profile-schema.js';
 
 /** What the exec guard confines to the agent's own namespace (CONNECT on these pod subresources). */
@@ -23,5 +24,5 @@ export function clusterWideRules(profile: AgentProfile): string[] {
 
 /** Everything about a loaded profile an operator should hear at startup (logged as warnings by both services). */
 export function profileWarnings(profile: AgentProfile): string[] {
-  return [...escalationOptOuts(profile), ...clusterWideRules(profile)];
+  return [...escalationOptOuts(profile), ...clusterWideRules(profile), ...podSecurityOptOut(profile)];
 }
