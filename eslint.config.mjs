@@ -27,14 +27,16 @@ export default tseslint.config(
             // Its e2e suites run a real API server (the harness) and issue client certificates.
             { sourceTag: 'scope:kube', onlyDependOnLibsWithTags: ['scope:pki', 'scope:tooling'] },
             { sourceTag: 'scope:pki', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'scope:service', onlyDependOnLibsWithTags: [] },
+            // NestJS plumbing, and the Kubernetes client every service gets from it (KubeClientModule).
+            { sourceTag: 'scope:service', onlyDependOnLibsWithTags: ['scope:kube'] },
             // What each service asks of the API server: shared by the services, `outrigger check` and the RBAC tests.
             { sourceTag: 'scope:install', onlyDependOnLibsWithTags: ['scope:profiles', 'scope:kube'] },
-            { sourceTag: 'scope:injector', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
+            // The injector and the cert-manager take only the install names from scope:install (below).
+            { sourceTag: 'scope:injector', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:install', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             { sourceTag: 'scope:rbac-syncer', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:install', 'scope:kube', 'scope:service', 'scope:tooling'] },
             // The operator's CLI: offline injection (the webhook's code path) and checks against a cluster.
             { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:install', 'scope:kube', 'scope:pki', 'scope:tooling'] },
-            { sourceTag: 'scope:cert-manager', onlyDependOnLibsWithTags: ['scope:admission', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
+            { sourceTag: 'scope:cert-manager', onlyDependOnLibsWithTags: ['scope:admission', 'scope:install', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             {
               sourceTag: 'framework:none',
               onlyDependOnLibsWithTags: ['framework:none'],
@@ -54,6 +56,22 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         { paths: [{ name: '@outrigger/control-plane', message: 'test tooling; not for production code' }] },
+      ],
+    },
+  },
+  {
+    // libs/install's permission lists load the profile schema; these two services need only the names.
+    files: ['apps/injector/src/**/*.ts', 'apps/cert-manager/src/**/*.ts'],
+    ignores: ['apps/*/src/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@outrigger/control-plane', message: 'test tooling; not for production code' },
+            { name: '@outrigger/install', message: 'import the install names from @outrigger/install/names' },
+          ],
+        },
       ],
     },
   },

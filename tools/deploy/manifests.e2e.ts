@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { runBuildScript } from '@outrigger/control-plane';
-import { certManagerPermissions, injectorPermissions, rbacSyncerPermissions } from '@outrigger/install';
+import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerPermissions } from '@outrigger/install';
 import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -60,13 +60,13 @@ const access = (p: RequiredPermission): Access => ({
 
 /** What each service does against the API server, as the services themselves declare it (libs/install), with deploy/base's settings. */
 const NEEDED: Record<string, readonly Access[]> = {
-  'outrigger-injector': injectorPermissions({ servingSecret: { namespace: ns, name: 'outrigger-injector-tls' }, profilesFromApi: true }).map(access),
-  'outrigger-rbac-syncer': rbacSyncerPermissions([referenceProfile()], { namespace: ns, name: 'outrigger-rbac-syncer' }, 'outrigger-agent-exec-guard', true).map(access),
-  'outrigger-cert-manager': certManagerPermissions({
+  [INSTALL_NAMES.injector]: injectorPermissions({ servingSecret: { namespace: ns, name: INSTALL_NAMES.servingSecret }, profilesFromApi: true }).map(access),
+  [INSTALL_NAMES.rbacSyncer]: rbacSyncerPermissions([referenceProfile()], { namespace: ns, name: INSTALL_NAMES.rbacSyncer }, INSTALL_NAMES.execGuard, true).map(access),
+  [INSTALL_NAMES.certManager]: certManagerPermissions({
     namespace: ns,
-    secrets: ['outrigger-webhook-ca', 'outrigger-injector-tls'],
-    webhooks: ['outrigger-injector'],
-    lease: { namespace: ns, name: 'outrigger-cert-manager' },
+    secrets: [INSTALL_NAMES.caSecret, INSTALL_NAMES.servingSecret],
+    webhooks: [INSTALL_NAMES.webhook],
+    lease: { namespace: ns, name: INSTALL_NAMES.certManager },
   }).map(access),
 };
 

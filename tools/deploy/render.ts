@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, type AppName } from '@outrigger/control-plane';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { parse, parseAllDocuments } from 'yaml';
 
 /** A rendered Kubernetes object, as plain JSON. */
@@ -13,7 +14,7 @@ export interface KubeObject {
 }
 
 export const DEPLOY_DIR = join(repoRoot(), 'deploy');
-export const INSTALL_NAMESPACE = 'outrigger-system';
+export const INSTALL_NAMESPACE = INSTALL_NAMES.namespace;
 
 /** Every base and overlay (directories holding a Kustomization), relative to deploy/. */
 export const KUSTOMIZATIONS = ['base', 'overlays'].flatMap((group) =>

@@ -57,7 +57,16 @@ describe('module boundaries', () => {
       ['libs/agent-profiles/src/x.ts', '@outrigger/admission'],
       ['apps/cli/src/x.ts', '@outrigger/sidecar'],
       ['apps/cli/src/x.ts', '@outrigger/kube'],
+      ['apps/cert-manager/src/x.ts', '@outrigger/install/names'],
+      ['apps/injector/src/x.ts', '@outrigger/install/names'],
+      ['libs/service/src/x.ts', '@outrigger/kube'],
     ] as const;
     for (const [file, lib] of allowed) expect(await boundaryErrors(file, `import * as x from '${lib}';\nexport const y = x;\n`), `${file} → ${lib}`).toEqual([]);
+  });
+
+  it('give the cert-manager and the injector only the install names of libs/install, not its permission lists', async () => {
+    for (const file of ['apps/cert-manager/src/x.ts', 'apps/injector/src/x.ts']) {
+      expect((await boundaryErrors(file, "import * as x from '@outrigger/install';\nexport const y = x;\n")).join('\n'), file).toMatch(/@outrigger\/install\/names/);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { cliKubeClient } from './kube-client.js';
 import { checkLines, type CheckLine } from './check/check-lines.js';
 import { readInstallState } from './check/install-state.reader.js';
@@ -17,8 +18,8 @@ export async function checkCommand(args: readonly string[], io: CommandIo): Prom
     args: [...args],
     options: {
       kubeconfig: { type: 'string' },
-      namespace: { type: 'string', short: 'n', default: 'outrigger-system' },
-      webhook: { type: 'string', default: 'outrigger-injector' },
+      namespace: { type: 'string', short: 'n', default: INSTALL_NAMES.namespace },
+      webhook: { type: 'string', default: INSTALL_NAMES.webhook },
       output: { type: 'string', short: 'o', default: 'text' },
       help: { type: 'boolean', short: 'h' },
     },

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { deleteObject, type KubeClient, kubeJson, type ObjectRef, readObject, resourcePath } from '@outrigger/kube';
 import { PART_OF_OUTRIGGER } from './check/install-state.reader.js';
 import { type CommandIo, UsageError } from './command-io.js';
@@ -19,7 +20,7 @@ export async function uninstallCommand(args: readonly string[], io: CommandIo): 
     args: [...args],
     options: {
       kubeconfig: { type: 'string' },
-      namespace: { type: 'string', short: 'n', default: 'outrigger-system' },
+      namespace: { type: 'string', short: 'n', default: INSTALL_NAMES.namespace },
       'dry-run': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

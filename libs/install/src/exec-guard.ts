@@ -1,7 +1,8 @@
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
 import YAML from 'yaml';
+import { INSTALL_NAMES } from './install-names.js';
 
-export const EXEC_GUARD_NAME = 'outrigger-agent-exec-guard';
+export const EXEC_GUARD_NAME = INSTALL_NAMES.execGuard;
 /** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
 export const EXEC_GUARD_FILE = 'deploy/base/rbac-syncer/exec-guard.yaml';
 

@@ -1,2 +1,3 @@
+export * from './install-names.js';
 export * from './service-permissions.js';
 export * from './exec-guard.js';

@@ -1,5 +1,6 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import type { WebhookClientTarget } from '@outrigger/admission';
+import { INSTALL_NAMES } from '@outrigger/install/names';
 import { BACKDATE_MS } from '@outrigger/pki';
 import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
@@ -11,11 +12,11 @@ const duration = envField.optionalDuration;
 
 const schema = z.object({
   /** POD_NAMESPACE (required) holds both Secrets, the Service and the Lease. */
-  ...serviceEnv({ leaseName: 'outrigger-cert-manager' }),
+  ...serviceEnv({ leaseName: INSTALL_NAMES.certManager }),
   PORT: envField.port(8080),
-  CA_SECRET_NAME: z.string().min(1).default('outrigger-webhook-ca'),
-  SERVING_SECRET_NAME: z.string().min(1).default('outrigger-injector-tls'),
-  SERVICE_NAME: z.string().min(1).default('outrigger-injector'),
+  CA_SECRET_NAME: z.string().min(1).default(INSTALL_NAMES.caSecret),
+  SERVING_SECRET_NAME: z.string().min(1).default(INSTALL_NAMES.servingSecret),
+  SERVICE_NAME: z.string().min(1).default(INSTALL_NAMES.injector),
   CLUSTER_DOMAIN: z.string().optional(),
   EXTRA_DNS_NAMES: envField.list(),
   EXTRA_IP_ADDRESSES: envField.list(),
@@ -32,7 +33,7 @@ const schema = z.object({
   WEBHOOK_SELECT_BY_ANNOTATION: envField.bool(true),
   /** true: create the MutatingWebhookConfiguration itself; false: keep a shipped one in sync. */
   REGISTER_WEBHOOK: envField.bool(false),
-  WEBHOOK_CONFIGURATION_NAME: z.string().min(1).default('outrigger-injector'),
+  WEBHOOK_CONFIGURATION_NAME: z.string().min(1).default(INSTALL_NAMES.webhook),
   /** Register in url mode (https://127.0.0.1:<port>/mutate) for local runs; unset: service mode. */
   WEBHOOK_URL_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   WEBHOOK_SERVICE_PORT: z.coerce.number().int().min(1).max(65535).default(443),

@@ -1,11 +1,12 @@
 import { encodeCaBundle, INJECT_CA_FROM_ANNOTATION, type MutatingWebhookConfiguration } from '@outrigger/admission';
+import { INSTALL_NAMES } from '@outrigger/install/names';
 import { type GuardedPatchResult, type KubeObject, jsonPatchGuarded, jsonPointer, kubeJson, readObject, resourcePath, type KubeClient } from '@outrigger/kube';
 import { SERVING_ANNOTATIONS, type SecretState } from '../rotation/index.js';
 
 // The cert-manager's reads and writes on the API server: its two Secrets and the
 // MutatingWebhookConfigurations whose caBundle it keeps. Nothing here looks inside a certificate.
 
-export const FIELD_MANAGER = 'outrigger-cert-manager';
+export const FIELD_MANAGER = INSTALL_NAMES.certManager;
 export const WEBHOOK_API_VERSION = 'admissionregistration.k8s.io/v1';
 const TIMEOUT_MS = 15_000;
 const OWN_ANNOTATIONS = new Set<string>(Object.values(SERVING_ANNOTATIONS));

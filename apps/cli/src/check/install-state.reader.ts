@@ -1,6 +1,6 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { certManagerPermissions, injectorPermissions, rbacSyncerBasePermissions } from '@outrigger/install';
+import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
@@ -117,7 +117,7 @@ function serviceAccessOf(deployment: Json, namespace: string): { component: stri
       return { component, serviceAccount, required: injectorPermissions({ ...(servingSecret ? { servingSecret } : {}), profilesFromApi }) };
     }
     case 'cert-manager': {
-      const secrets = [env.get('CA_SECRET_NAME') ?? 'outrigger-webhook-ca', env.get('SERVING_SECRET_NAME') ?? 'outrigger-injector-tls'];
+      const secrets = [env.get('CA_SECRET_NAME') ?? INSTALL_NAMES.caSecret, env.get('SERVING_SECRET_NAME') ?? INSTALL_NAMES.servingSecret];
       const webhooks = (env.get('WEBHOOK_NAMES') ?? '').split(',').map((w) => w.trim()).filter(Boolean);
       return { component, serviceAccount, required: certManagerPermissions({ namespace, secrets, webhooks, lease }) };
     }

@@ -1,4 +1,5 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
+import { INSTALL_NAMES } from '@outrigger/install/names';
 import { envField, parseEnv } from '@outrigger/service';
 import { z } from 'zod';
 
@@ -22,7 +23,7 @@ const schema = z.object({
   /** AgentProfile documents (local runs, tests). Unset: AgentProfiles are watched through the API. */
   PROFILES_FILE: z.string().optional(),
   /** The injector's own namespace: never mutated (set from the downward API). */
-  POD_NAMESPACE: z.string().default('outrigger-system'),
+  POD_NAMESPACE: z.string().default(INSTALL_NAMES.namespace),
   /** Polling interval for file changes, on top of inotify (ConfigMap and Secret volumes swap symlinks). */
   FILE_POLL: envField.duration('10s'),
   /** The API server sends pods up to ~1.5 MiB, plus oldObject on updates. */

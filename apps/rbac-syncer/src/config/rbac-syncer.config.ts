@@ -1,4 +1,5 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
 
@@ -6,7 +7,7 @@ import { z } from 'zod';
 export const MAX_SUBJECTS_CEILING = 3_000;
 
 const schema = z.object({
-  ...serviceEnv({ leaseName: 'outrigger-rbac-syncer', namespace: 'outrigger-system' }),
+  ...serviceEnv({ leaseName: INSTALL_NAMES.rbacSyncer, namespace: INSTALL_NAMES.namespace }),
   PORT: envField.port(8080),
   /** AgentProfile documents (local runs, tests). Unset: AgentProfiles are watched through the API. */
   PROFILES_FILE: z.string().optional(),
@@ -20,7 +21,7 @@ const schema = z.object({
    * The ValidatingAdmissionPolicy and its binding (same name) that confine cluster-wide bound
    * agents to their own namespace; ClusterRoleBindings stay empty while they are not in force.
    */
-  EXEC_GUARD_NAME: z.string().min(1).default('outrigger-agent-exec-guard'),
+  EXEC_GUARD_NAME: z.string().min(1).default(INSTALL_NAMES.execGuard),
   /** Pods per page of the initial list: whole pods are parsed a page at a time, so this bounds that peak. */
   POD_PAGE_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   /**

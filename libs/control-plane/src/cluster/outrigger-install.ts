@@ -2,12 +2,15 @@ import { join } from 'node:path';
 import { repoRoot } from '../binaries.js';
 import type { Cluster } from './cluster.js';
 
+// libs/install's INSTALL_NAMES, which this harness cannot import (libs/kube's e2e suites use it:
+// a cycle); tools/deploy/install-names.spec.ts holds these equal to them.
 export const INSTALL_NAMESPACE = 'outrigger-system';
+export const INJECTOR_NAME = 'outrigger-injector';
 export const LOCAL_OVERLAY = 'deploy/overlays/local';
 /** Installed (and Established) first: the overlays hold AgentProfiles, which need their CRD. */
 export const CRD_KUSTOMIZATION = 'deploy/base/crd';
 export const AGENT_PROFILE_CRD = 'customresourcedefinitions/agentprofiles.outrigger.dev';
-const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:outrigger-injector:443/proxy/readyz`;
+const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:${INJECTOR_NAME}:443/proxy/readyz`;
 
 /**
  * Installs Outrigger as a user would (`kubectl apply -k` of an overlay) and waits until every
@@ -31,7 +34,7 @@ export async function waitForOutrigger(cluster: Cluster, log: (line: string) => 
       const deployments = JSON.parse(await cluster.kubectlAsync(['get', 'deployments', '-n', INSTALL_NAMESPACE, '-o', 'json'])) as DeploymentList;
       const waiting = deployments.items.filter((d) => (d.status.updatedReplicas ?? 0) < d.spec.replicas || (d.status.availableReplicas ?? 0) < d.spec.replicas);
       if (deployments.items.length === 0 || waiting.length > 0) throw new Error(`not yet available: ${waiting.map((d) => d.metadata.name).join(', ') || 'no Deployments'}`);
-      const caBundle = await cluster.kubectlAsync(['get', 'mutatingwebhookconfiguration', 'outrigger-injector', '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
+      const caBundle = await cluster.kubectlAsync(['get', 'mutatingwebhookconfiguration', INJECTOR_NAME, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
       if (!caBundle) throw new Error('the webhook has no caBundle yet');
       await cluster.kubectlAsync(['get', '--raw', INJECTOR_READYZ]);
       log('the webhook answers');
