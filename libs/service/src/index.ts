@@ -2,6 +2,8 @@ export * from './bootstrap.js';
 export * from './duration.js';
 export * from './env.js';
 export * from './health.controller.js';
+export { KUBE_CLIENT, KubeClientModule } from './kube-client.module.js';
+export type { KubeClientOptions } from './kube-client.module-definition.js';
 export { HealthModule } from './health.module.js';
 export type { HealthModuleOptions } from './health.module-definition.js';
 export * from './logging.js';

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Controller, type KubeClient, type KubeObject, type Reflector } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { type Readiness, readiness } from '../rotation/index.js';
 import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './secret-and-webhook-io.js';
-import { KUBE_CLIENT } from './kube.providers.js';
 import { type Observation, RotationReconciler } from './rotation-reconciler.js';
 
 /** The single work-queue key: every trigger asks for the same complete run. */

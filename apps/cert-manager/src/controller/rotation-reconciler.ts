@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { buildMutatingWebhookConfiguration, encodeCaBundle } from '@outrigger/admission';
 import { type EventRecorder, type InvolvedObject, describeApiError, type KubeClient } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import {
@@ -27,7 +28,7 @@ import {
   webhookId,
   writeSecret,
 } from './secret-and-webhook-io.js';
-import { EVENT_RECORDER, KUBE_CLIENT } from './kube.providers.js';
+import { EVENT_RECORDER } from './event-recorder.provider.js';
 
 /** What one run read from the API server (never from a cache: caBundles are confirmed by reading them back). */
 export interface Observation {

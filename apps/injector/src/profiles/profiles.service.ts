@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, parseProfiles, type ProfileInForce, ProfileSetTracker, type ProfileVerdict, profileWarnings } from '@outrigger/agent-profiles';
-import { Controller, loadKubeClient, resourcePath, type Reflector } from '@outrigger/kube';
+import { Controller, type KubeClient, resourcePath, type Reflector } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import { watchFiles } from '../tls/file-watch.js';
@@ -38,6 +39,8 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
+    // Provided whenever PROFILES_FILE is unset (app.module.ts).
+    @Inject(KUBE_CLIENT) private readonly kube: KubeClient,
   ) {}
 
   onModuleInit(): void {
@@ -50,7 +53,7 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     }
     // One key: a burst of AgentProfile events is resolved once. Not awaited: the webhook answers
     // (and stays unready) while the API cannot be reached; no Lease, every replica serves.
-    this.controller = new Controller(loadKubeClient(this.config.kubeconfig), { keys: () => [PROFILES_KEY], log: this.logger });
+    this.controller = new Controller(this.kube, { keys: () => [PROFILES_KEY], log: this.logger });
     this.reflector = this.controller.watches<AgentProfileEntry>(AGENT_PROFILE_PLURAL, {
       path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
       project: agentProfileEntry,

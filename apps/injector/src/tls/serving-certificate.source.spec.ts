@@ -47,7 +47,7 @@ describe('ServingCertificateSource from files', () => {
     replace('tls.crt', first.cert);
     const registry = new Registry();
     const config = { tls: { certFile: at('tls.crt'), keyFile: at('tls.key') }, filePollMs: 20 } as unknown as InjectorConfig;
-    source = new ServingCertificateSource(config, new InjectorMetrics(registry));
+    source = new ServingCertificateSource(config, new InjectorMetrics(registry), undefined);
     source.onApplicationBootstrap();
     const reloads = async () => Object.fromEntries((await registry.getSingleMetric('outrigger_injector_certificate_reloads_total')?.get())?.values.map((v) => [v.labels.result, v.value]) ?? []);
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { loadKubeClient } from '@outrigger/kube';
+import type { KubeClient } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { InjectorMetrics } from '../metrics/injector.metrics.js';
 import type { CertificateSource } from './certificate-source.js';
@@ -23,6 +24,7 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
+    @Inject(KUBE_CLIENT) private readonly kube: KubeClient | undefined,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -36,8 +38,8 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
       { changed: () => this.consider(files.current(), { onlyIfNewer: this.secret !== undefined }), refused },
     );
     this.files = files.start();
-    if (secret) {
-      const watched = new SecretCertificateSource(loadKubeClient(this.config.kubeconfig), secret, { changed: () => this.consider(watched.current()), refused });
+    if (secret && this.kube) {
+      const watched = new SecretCertificateSource(this.kube, secret, { changed: () => this.consider(watched.current()), refused });
       this.secret = watched.start();
     }
   }
