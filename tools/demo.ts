@@ -65,8 +65,9 @@ try {
   step("the agent's exec into its target container, through the API with the RBAC the syncer bound");
   const result = await agentExec(cluster, pod.metadata.name);
   console.log(`  ok=${result.ok} container=${result.container}\n  stdout: ${result.stdout.trim().split('\n').join(' | ')}`);
-  const subjects = cluster.kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={range .subjects[*]}{.kind} {.namespace}/{.name}{"\\n"}{end}']);
-  console.log(`\nClusterRoleBinding xxl-agent-exec → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '  ')}`);
+  const binding = 'xxl-agent-exec.demo';
+  const subjects = cluster.kubectl(['get', 'clusterrolebinding', binding, '-o', 'jsonpath={range .subjects[*]}{.kind} {.namespace}/{.name}{"\\n"}{end}']);
+  console.log(`\nClusterRoleBinding ${binding} (this namespace's own) → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '  ')}`);
 
   const leaf = new X509Certificate(Buffer.from(cluster.kubectl(['get', 'secret', 'outrigger-injector-tls', '-n', INSTALL_NAMESPACE, '-o', 'jsonpath={.data.tls\\.crt}']), 'base64'));
   console.log(`\nInjector certificate: ${leaf.subject.replace(/\n/g, ', ')}, expires ${leaf.validTo}`);

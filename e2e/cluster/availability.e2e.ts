@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { churnPods, type ChurnResult } from './pod-churn.ts';
-import { OUTRIGGER_NAMESPACE, applyFixture, createNamespace, eventually, kubectl, kubectlAsync } from './support.ts';
+import { applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, kubectlAsync, OUTRIGGER_NAMESPACE } from './support.ts';
 
 // failurePolicy Fail: every failed call to the webhook is a pod that could not be created. These tests
 // create pods continuously while certificates rotate and services restart, and count.
@@ -95,8 +95,8 @@ describe('availability under continuous pod creation (failurePolicy Fail)', () =
     const fresh = createNamespace('after-handover');
     applyFixture('deployment.yaml', fresh);
     await eventually(() => {
-      const subjects = kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={.subjects[*].namespace}']);
-      if (!subjects.split(' ').includes(fresh)) throw new Error(`${fresh} not bound yet: ${subjects}`);
+      const subjects = boundServiceAccounts().map((s) => s.split('/')[0]);
+      if (!subjects.includes(fresh)) throw new Error(`${fresh} not bound yet: ${subjects.join(' ')}`);
     }, 'the new leader to bind a new namespace', 60_000);
     expect(result.failed).toBe(0);
   });

@@ -36,6 +36,19 @@ export function kubectlJson<T>(args: readonly string[]): T {
 }
 
 /** A fresh namespace, labelled for injection unless `labelled` is false. */
+/** `namespace/name` of every ServiceAccount bound by a profile's binding: one ClusterRoleBinding `<binding>.<namespace>` per namespace. */
+export function boundServiceAccounts(binding = 'xxl-agent-exec'): string[] {
+  const list = kubectlJson<{ items: { metadata: { name: string }; subjects?: { namespace?: string; name: string }[] }[] }>([
+    'get',
+    'clusterrolebindings',
+    '-l',
+    'app.kubernetes.io/managed-by=outrigger-rbac-syncer',
+    '-o',
+    'json',
+  ]);
+  return list.items.filter((b) => b.metadata.name.startsWith(`${binding}.`)).flatMap((b) => (b.subjects ?? []).map((s) => `${s.namespace ?? ''}/${s.name}`));
+}
+
 export function createNamespace(prefix: string, labelled = true): string {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   kubectl(['create', 'namespace', name]);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { applyFixture, createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE, pods } from './support.ts';
+import { applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE, pods } from './support.ts';
 
 const OPT_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'tenancy' };
 const APP = { name: 'app', image: 'localhost/busybox:local', command: ['sleep', '3600'] };
 
-const boundNamespaces = () => kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={range .subjects[*]}{.namespace}/{.name} {end}']).trim().split(' ');
+const boundNamespaces = () => boundServiceAccounts();
 
 /** kubectl exec as a ServiceAccount (impersonated): its output, or the error it ended with. */
 function execAs(serviceAccount: string, namespace: string, pod: string, container?: string): string {

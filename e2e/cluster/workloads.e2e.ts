@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type PodJson, agentOf, agentResult, applyFixture, createNamespace, eventually, kubectl, pods } from './support.ts';
+import { agentOf, agentResult, applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, type PodJson, pods } from './support.ts';
 
 const AGENT_IMAGE = 'localhost/outrigger/stand-in-agent:local';
 
@@ -36,8 +36,7 @@ describe('workloads on the real node get the agent, and the agent works', () => 
       await expectAgentExecs(pod);
     }
     // The syncer bound exactly this namespace's ServiceAccount for the agent.
-    const subjects = kubectl(['get', 'clusterrolebinding', 'xxl-agent-exec', '-o', 'jsonpath={.subjects[*].namespace}']);
-    expect(subjects.split(' ')).toContain(ns);
+    expect(boundServiceAccounts()).toContain(`${ns}/default`);
   });
 
   it('StatefulSet: its pod gets the agent and the agent execs into the named target', async () => {

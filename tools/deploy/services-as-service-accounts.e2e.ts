@@ -168,7 +168,7 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     kubectl(['delete', '-k', join(DEPLOY_DIR, 'base/webhook')]);
     kubectl(['create', '-n', team, '-f', '-'], pod);
     const subjects = await poll('the agent bound', () => {
-      const list = getJson(['clusterrolebinding', 'xxl-agent-exec'])?.subjects as { kind: string; name: string; namespace?: string }[] | undefined;
+      const list = getJson(['clusterrolebinding', `xxl-agent-exec.${team}`])?.subjects as { kind: string; name: string; namespace?: string }[] | undefined;
       return list?.some((s) => s.kind === 'ServiceAccount' && s.name === 'agent' && s.namespace === team) ? list : undefined;
     });
     expect(subjects).toContainEqual(expect.objectContaining({ kind: 'ServiceAccount', name: 'agent', namespace: team }));

@@ -7,7 +7,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bindingSubjects, createPod, eventually, installExecGuard, LABELS, sa } from './support.js';
+import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa } from './support.js';
 
 // The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
 // built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).
@@ -44,8 +44,12 @@ describe('rbac-syncer with least privilege', () => {
     writeFileSync(kubeconfigPath, kc.exportConfig());
   });
 
+  const namespaces: string[] = [];
+
   afterAll(async () => {
     await Promise.all(started.map((s) => s.stop()));
+    // The other suites' syncers count every opted-in pod on this API server.
+    for (const ns of namespaces) await deleteAllPods(admin, ns);
   });
 
   async function start(name: string): Promise<ManagedProcess> {
@@ -72,6 +76,7 @@ describe('rbac-syncer with least privilege', () => {
     await installExecGuard(inject('controlPlane').kubeconfigPath);
     await eventually(async () => start('privileged'), (p) => (p as ManagedProcess).running === true, 'the syncer to start', 60_000);
     const ns = await createTestNamespace(admin, 'least', LABELS);
+    namespaces.push(ns);
     await createPod(admin, ns);
     // (other e2e files may have left opted-in pods in labelled namespaces: they count too)
     await eventually(() => bindingSubjects(admin, 'xxl-agent-exec'), (s) => s.includes(sa(ns)), 'the reference binding');

@@ -46,7 +46,14 @@ async function start(port: number, name: string): Promise<ManagedProcess> {
   return child;
 }
 
-const subjects = () => bindingSubjects(kc, BINDING);
+/** This suite's subjects: other suites' opted-in pods on the same API server count for its syncer too. */
+const mine = new Set<string>();
+async function namespace(prefix: string, labels?: Record<string, string>): Promise<string> {
+  const ns = await createTestNamespace(kc, prefix, labels);
+  mine.add(ns);
+  return ns;
+}
+const subjects = async () => (await bindingSubjects(kc, BINDING)).filter((s) => mine.has(s.slice(s.indexOf(':') + 1, s.indexOf('/'))));
 /** `kubectl exec` as `user` (impersonated): its error output. On this bare control plane a request
  * that passed authorization and admission ends at "does not have a host assigned" (no node). */
 function execAs(user: string, namespace: string, pod: string): Promise<string> {
@@ -74,9 +81,9 @@ describe('rbac-syncer', () => {
     kc = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    ownNamespace = await createTestNamespace(kc, 'rbac-sys', LABELS); // labelled, still never bound
-    for (const prefix of ['team-a', 'team-b', 'team-c']) labelled.push(await createTestNamespace(kc, prefix, LABELS));
-    unlabelled = await createTestNamespace(kc, 'plain');
+    ownNamespace = await namespace('rbac-sys', LABELS); // labelled, still never bound
+    for (const prefix of ['team-a', 'team-b', 'team-c']) labelled.push(await namespace(prefix, LABELS));
+    unlabelled = await namespace('plain');
     portA = await freePort();
     portB = await freePort();
     await start(portA, 'syncer-a');
@@ -151,7 +158,7 @@ describe('rbac-syncer', () => {
   });
 
   it('binds only pods that carry the injected agent: annotations alone never bind', async () => {
-    const e = await createTestNamespace(kc, 'team-e', LABELS);
+    const e = await namespace('team-e', LABELS);
     for (const name of ['annotated', 'status', 'impostor']) await core.createNamespacedServiceAccount({ namespace: e, body: { metadata: { name } } });
     const app = { name: 'app', image: 'busybox' };
     // opted in by annotations only (as a pod annotated after creation looks), a hand-set status, an impostor agent container
@@ -262,7 +269,7 @@ describe('rbac-syncer', () => {
     expect(await applies(portB)).toBeUndefined();
     await (syncers[0] as ManagedProcess).stop();
     await eventually(() => metric(portB, 'outrigger_rbac_syncer_leader'), (v) => v === 1, 'B leads');
-    const d = await createTestNamespace(kc, 'team-d', LABELS);
+    const d = await namespace('team-d', LABELS);
     await createPod(kc, d);
     await eventually(subjects, (s) => s.includes(sa(d)), 'B binds a new namespace');
     expect(b.running).toBe(true);

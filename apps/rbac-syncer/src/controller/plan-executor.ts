@@ -19,6 +19,8 @@ export interface Execution {
 
 /** Performs a profile's plan in its order, stopping at the first failure (the error policy retries). */
 export class PlanExecutor {
+  /** Objects this executor created, so a create that its watch has not shown yet is not taken for someone else's. */
+  private readonly created = new Set<string>();
   /** The guard problem last reported per profile, so the Warning is recorded once per outage. */
   private readonly guardReported = new Map<string, string | undefined>();
 
@@ -101,16 +103,25 @@ export class PlanExecutor {
    */
   private async write(object: KubeObject, mode: 'create' | 'claim' | 'apply'): Promise<KubeObject | undefined> {
     if (mode === 'apply') return applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER, force: true });
+    const id = `${object.kind}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
     try {
-      return mode === 'create' ? await createObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER }) : await applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER });
+      const stored = mode === 'create' ? await createObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER }) : await applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER });
+      if (this.created.size >= MAX_REMEMBERED) this.created.clear();
+      this.created.add(id);
+      return stored;
     } catch (error) {
       if (!isConflict(error)) throw error;
+      // Ours, written a moment ago: the watch will show it and queue the profile again.
+      if (this.created.has(id)) return object;
       const where = object.metadata?.namespace ? `${object.metadata.namespace}/` : '';
       this.deps.log.warn(`${object.kind} ${where}${object.metadata?.name} exists and is not Outrigger's: left alone`);
       return undefined;
     }
   }
 }
+
+/** Enough to bridge the watch's lag after a burst of creates; forgetting only costs a NameTaken until the watch catches up. */
+const MAX_REMEMBERED = 100_000;
 
 function describe(action: PlanAction): string {
   switch (action.type) {
