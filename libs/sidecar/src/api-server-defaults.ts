@@ -83,6 +83,9 @@ function defaultEnv(entry: JsonValue): JsonValue {
 /** Own keys only, `__proto__` kept as data (as JSON.parse makes it). */
 function shallowCopy(value: JsonObject): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(value)) setMember(out, key, value[key] ?? null);
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') setMember(out, key, value[key] ?? null);
+    else out[key] = value[key] ?? null;
+  }
   return out;
 }

@@ -25,3 +25,22 @@ export function jsonDifference(expected: JsonValue | undefined, actual: JsonValu
   const extra = Object.keys(actual).find((key) => !Object.hasOwn(expected, key));
   return extra === undefined ? undefined : path === '' ? extra : `${path}.${extra}`;
 }
+
+/** jsonDifference(...) === undefined, without building paths: the common case of a match is cheap. */
+export function jsonEqual(expected: JsonValue | undefined, actual: JsonValue | undefined): boolean {
+  if (expected === actual) return true;
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length) return false;
+    for (let index = 0; index < expected.length; index++) if (!jsonEqual(expected[index], actual[index])) return false;
+    return true;
+  }
+  if (!isJsonObject(expected) || !isJsonObject(actual)) return false;
+  // for-in allocates no key arrays; JSON objects have no inherited enumerable members.
+  let members = 0;
+  for (const key in expected) {
+    members++;
+    if (!Object.hasOwn(actual, key) || !jsonEqual(expected[key], actual[key])) return false;
+  }
+  for (const _ in actual) members--;
+  return members === 0;
+}

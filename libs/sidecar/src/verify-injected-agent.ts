@@ -4,9 +4,9 @@ import { buildAgentContainer } from './agent-container.js';
 import { withApiServerDefaults } from './api-server-defaults.js';
 import { hostNamespaceProblem } from './host-namespaces.js';
 import { containerNames, statusAnnotation, statusProfile } from './injection-status.js';
-import { jsonDifference } from './json-difference.js';
+import { jsonDifference, jsonEqual } from './json-difference.js';
 import { parameterEnv } from './parameter-values.js';
-import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
+import { podAnnotations } from './pod-annotations.js';
 import { serviceAccountTokenMount, withServiceAccountToken } from './service-account-token.js';
 
 export type AgentVerdict = { readonly ok: true } | { readonly ok: false; readonly problem: string };
@@ -24,24 +24,28 @@ export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile): Age
   if (!spec) return notOk('the pod has no spec');
   const host = hostNamespaceProblem(spec, profile);
   if (host !== undefined) return notOk(host);
-  const annotations = podAnnotations(pod);
+  const metadata = objectMember(pod, 'metadata');
+  const annotations = (metadata && objectMember(metadata, 'annotations')) ?? {};
   const key = statusAnnotation(profile);
-  const status = annotations.values.get(key);
+  const status = stringMember(annotations, key);
   if (status === undefined) return notOk(`annotation ${key} is missing`);
-  if (statusProfile(status) !== profile.name) return notOk(`annotation ${key} does not name profile ${profile.name}`);
+  if (cachedStatusProfile(status) !== profile.name) return notOk(`annotation ${key} does not name profile ${profile.name}`);
 
   const name = profile.container.name;
   const list = profile.nativeSidecar ? 'initContainers' : 'containers';
   const found = [...named(spec, 'containers', name), ...named(spec, 'initContainers', name)];
-  if (found.length !== 1) return notOk(`the pod has ${found.length} containers named ${name}`);
-  const [agent] = found;
-  if (!agent || agent.list !== list) return notOk(`container ${name} is in ${agent?.list ?? 'no list'}, the profile injects into ${list}`);
+  const agent = found[0];
+  if (!agent || found.length !== 1) return notOk(`the pod has ${found.length} containers named ${name}`);
+  if (agent.list !== list) return notOk(`container ${name} is in ${agent.list}, the profile injects into ${list}`);
 
   const hostNetwork = member(spec, 'hostNetwork') === true;
-  const podContainers = containerNames(pod, 'containers').filter((container) => container !== name);
-  const rendered = rendering(profile, annotations, podContainers, hostNetwork);
+  const rendered = rendering(profile, pod, annotations, hostNetwork);
   if (typeof rendered === 'string') return notOk(rendered);
-  const difference = jsonDifference(withToken(rendered, spec), withApiServerDefaults(agent.value, hostNetwork));
+  const expected = withToken(rendered, spec);
+  // As stored, the container already carries every default: compare as is, and only on a
+  // difference again with the defaults filled in (the webhook's own output before defaulting).
+  if (jsonEqual(expected, agent.value)) return OK;
+  const difference = jsonDifference(expected, withApiServerDefaults(agent.value, hostNetwork));
   return difference === undefined ? OK : notOk(`container ${name}: ${difference} is not what the injector renders`);
 }
 
@@ -50,7 +54,9 @@ function notOk(problem: string): AgentVerdict {
 }
 
 function named(spec: JsonObject, list: 'containers' | 'initContainers', name: string): { list: string; value: JsonObject }[] {
-  return (arrayMember(spec, list) ?? []).flatMap((value) => (isJsonObject(value) && stringMember(value, 'name') === name ? [{ list, value }] : []));
+  const found: { list: string; value: JsonObject }[] = [];
+  for (const value of arrayMember(spec, list) ?? []) if (isJsonObject(value) && stringMember(value, 'name') === name) found.push({ list, value });
+  return found;
 }
 
 /** The token mount depends on the pod's volumes, so it is added per pod, on a copy. */
@@ -64,35 +70,44 @@ function withToken(rendered: JsonObject, spec: JsonObject): JsonObject {
   return agent;
 }
 
-// Renderings per profile object (profiles are never changed once parsed) and parameter values:
-// the pods of one workload share one, so a verification does no rendering work.
+// Memos, each cleared when full. Profiles are never changed once parsed, so a profile object is
+// a key; the pods of one workload share one rendering, so a verification does no rendering work.
+const MEMO_SIZE = 4096;
 const renderings = new WeakMap<AgentProfile, Map<string, JsonObject | string>>();
-const MAX_RENDERINGS_PER_PROFILE = 4096;
+const statusProfiles = new Map<string, string | undefined>();
 
-/** The defaulted agent container for these annotations, or why there is none. */
-function rendering(profile: AgentProfile, annotations: PodAnnotations, podContainers: readonly string[], hostNetwork: boolean): JsonObject | string {
+/** The defaulted agent container for this pod's parameters, or why the injector would render none. */
+function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObject, hostNetwork: boolean): JsonObject | string {
+  const podContainers = containerNames(pod, 'containers').filter((container) => container !== profile.container.name);
   const key = renderingKey(profile, annotations, podContainers, hostNetwork);
   let cache = renderings.get(profile);
   const cached = key === undefined ? undefined : cache?.get(key);
   if (cached !== undefined) return cached;
-  const env = parameterEnv(profile, annotations, podContainers);
+  const env = parameterEnv(profile, podAnnotations(pod), podContainers);
   const rendered = env.type === 'denied' ? `the injector would refuse it: ${env.message}` : withApiServerDefaults(buildAgentContainer(profile, env.env), hostNetwork);
   if (key === undefined) return rendered;
   if (!cache) renderings.set(profile, (cache = new Map()));
-  if (cache.size >= MAX_RENDERINGS_PER_PROFILE) cache.clear();
+  if (cache.size >= MEMO_SIZE) cache.clear();
   cache.set(key, rendered);
   return rendered;
 }
 
 /** What the rendering depends on besides the profile; undefined (no memo) for odd annotations. */
-function renderingKey(profile: AgentProfile, annotations: PodAnnotations, podContainers: readonly string[], hostNetwork: boolean): string | undefined {
+function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], hostNetwork: boolean): string | undefined {
   const values: (string | null | boolean | readonly string[])[] = [hostNetwork];
   for (const parameter of profile.parameters) {
-    const annotation = `${profile.annotationPrefix}${parameter.annotation}`;
-    if (annotations.nonString.has(annotation)) return undefined;
-    values.push(annotations.values.get(annotation) ?? null);
+    const value = member(annotations, `${profile.annotationPrefix}${parameter.annotation}`);
+    if (value !== undefined && typeof value !== 'string') return undefined;
+    values.push(value ?? null);
   }
   if (profile.parameters.some((parameter) => parameter.containerName)) values.push(podContainers);
   return JSON.stringify(values);
 }
 
+function cachedStatusProfile(status: string): string | undefined {
+  if (statusProfiles.has(status)) return statusProfiles.get(status);
+  if (statusProfiles.size >= MEMO_SIZE) statusProfiles.clear();
+  const name = statusProfile(status);
+  statusProfiles.set(status, name);
+  return name;
+}
