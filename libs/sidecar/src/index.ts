@@ -11,6 +11,10 @@ export { INVALID_PARAMETER_REASON, MAX_PARAMETER_LENGTH, MISSING_PARAMETER_REASO
 export { agentPresence, imageRepository, statusAnnotation, statusValue, type AgentPresence } from './injection-status.js';
 export { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 export { HOST_NAMESPACE_REASON, HOST_NAMESPACES_OPT_IN } from './host-namespaces.js';
+export { type NamespacePodSecurity, POD_SECURITY_REASON } from './pod-security-refusal.js';
+// The agent's API token: one decision for the injection and for verifying a stored pod
+export { agentToken, type AgentToken, keepPodTokenAnnotation, POD_TOKEN_NOT_ALLOWED_REASON, TOKEN_VOLUME_TAKEN_REASON } from './agent-token.js';
+export { AGENT_TOKEN_VOLUME, agentTokenVolume, SERVICE_ACCOUNT_TOKEN_PATH, SERVICE_ACCOUNT_VOLUME_PREFIX } from './service-account-token.js';
 
 
 // Offline injection

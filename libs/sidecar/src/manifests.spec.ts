@@ -6,6 +6,7 @@ import { injectManifests, uninjectManifests, type InjectManifestsOptions } from 
 import { parseProfiles, profileHash, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { loadTextFixture } from './testing/fixtures.js';
 import { arrayAt, objectAt } from './testing/pods.js';
+import { agentTokenVolume } from './service-account-token.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
 
@@ -84,6 +85,11 @@ describe('injectManifests', () => {
       const template = objectAt(copy, ...path);
       arrayAt(template, 'spec', 'containers').splice(1);
       delete objectAt(template, 'metadata', 'annotations')['xxl-agent/status'];
+      // The agent's token (the reference profile is agentOnly): its volume, and the pod's own token off.
+      expect(objectAt(template, 'spec')['volumes']).toEqual([agentTokenVolume()]);
+      expect(objectAt(template, 'spec')['automountServiceAccountToken']).toBe(false);
+      delete objectAt(template, 'spec')['volumes'];
+      delete objectAt(template, 'spec')['automountServiceAccountToken'];
       return copy;
     };
     expect(strip(after[1], ['spec', 'template'])).toEqual(before[1]);
@@ -254,18 +260,66 @@ describe('injectManifests', () => {
   });
 });
 
+describe('injectManifests on a pod that holds the ServiceAccount plugin\'s token (kubectl get pod -o yaml)', () => {
+  it('removes the token volume and mounts in the YAML, before adding the agent\'s', () => {
+    const pod = [
+      'apiVersion: v1',
+      'kind: Pod',
+      'metadata:',
+      '  name: p',
+      '  annotations: { xxl-agent/enable: "true", xxl-agent/job-addr: "http://admin:8080", xxl-agent/target-container: app, xxl-agent/job-name: j }',
+      'spec:',
+      '  containers:',
+      '    - name: app',
+      '      image: busybox',
+      '      volumeMounts:',
+      '        - { name: data, mountPath: /data }',
+      '        - { name: kube-api-access-abcde, readOnly: true, mountPath: /var/run/secrets/kubernetes.io/serviceaccount }',
+      '  volumes:',
+      '    - { name: kube-api-access-abcde, projected: { sources: [] } }',
+      '    - { name: data, emptyDir: {} }',
+      '',
+    ].join('\n');
+    const spec = objectAt(documents(inject(pod).yaml)[0], 'spec');
+    expect(spec['volumes']).toEqual([{ name: 'data', emptyDir: {} }, agentTokenVolume()]);
+    expect(spec['automountServiceAccountToken']).toBe(false);
+    expect((arrayAt(spec, 'containers')[0] as JsonObject)['volumeMounts']).toEqual([{ name: 'data', mountPath: '/data' }]);
+  });
+});
+
 describe('uninjectManifests', () => {
+  const SHARED_TOKEN = { ...XXL_JOB_PROFILE, serviceAccountToken: { agentOnly: false, podMayKeepToken: false } };
+
   it.each(['manifests/shop.yaml', 'manifests/list.yaml'])('gives back exactly what was injected into (%s)', (fixture) => {
     const original = loadTextFixture(fixture);
-    const injected = inject(original).yaml;
+    const injected = inject(original, { ...OPTIONS, profiles: [SHARED_TOKEN] }).yaml;
     expect(injected).not.toBe(original);
-    const removed = uninjectManifests(injected, OPTIONS);
+    const removed = uninjectManifests(injected, { profiles: [SHARED_TOKEN] });
     if (!removed.ok) throw new Error(removed.error);
     expect(removed.value.yaml).toBe(original);
   });
 
+  it('removes the agent token volume of an agentOnly profile, and keeps automountServiceAccountToken: false with a warning', () => {
+    const original = loadTextFixture('manifests/shop.yaml');
+    const removed = uninjectManifests(inject(original).yaml, OPTIONS);
+    if (!removed.ok) throw new Error(removed.error);
+    const turnedOff = (document: JsonObject | undefined, path: string[]) => {
+      const copy = structuredClone(document ?? {});
+      objectAt(copy, ...path, 'spec')['automountServiceAccountToken'] = false;
+      return copy;
+    };
+    const before = documents(original);
+    const after = documents(removed.value.yaml);
+    expect(after[1]).toEqual(turnedOff(before[1], ['spec', 'template']));
+    expect(after[3]).toEqual(turnedOff(before[3], ['spec', 'jobTemplate', 'spec', 'template']));
+    expect(removed.value.warnings).toEqual([
+      'document 1 (Deployment orders): automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not',
+      'document 3 (CronJob export): automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not',
+    ]);
+  });
+
   it('removes a native sidecar and the initContainers list it created', () => {
-    const native = { ...XXL_JOB_PROFILE, nativeSidecar: true };
+    const native = { ...SHARED_TOKEN, nativeSidecar: true };
     const pod = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    xxl-agent/enable: "true"\n    xxl-agent/job-addr: http://admin:8080\n    xxl-agent/target-container: app\n    xxl-agent/job-name: j\nspec:\n  containers:\n    - name: app\n      image: busybox\n';
     const injected = inject(pod, { ...OPTIONS, profiles: [native] }).yaml;
     expect(injected).toContain('initContainers');

@@ -4,6 +4,7 @@ import type { AdmissionContext } from '@outrigger/admission';
 import { err, isJsonObject, type JsonObject, mutatePod, objectMember, ok, pointerTokens, type Result, stringMember } from '@outrigger/admission';
 import { carriesPodTemplate, isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
 import { statusAnnotation } from './injection-status.js';
+import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
 import { sidecarExtension, type SidecarExtensionOptions } from './sidecar-extension.js';
 
 export interface InjectManifestsOptions extends SidecarExtensionOptions {
@@ -69,10 +70,13 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
     if (mutation.outcome === 'denied') return err(`${where}: ${mutation.message}`);
     if (mutation.failure) return err(`${where}: internal error: ${describeError(mutation.failure.error)}`);
     const set = [];
+    const remove = [];
     for (const op of mutation.patch) {
-      // The extension's ownership guard already limited ops to owned adds and replaces.
-      if (op.op !== 'add' && op.op !== 'replace') return err(`${where}: unexpected ${op.op} operation`);
-      set.push({ path: [...target.prefix, ...templatePath, ...pointerTokens(op.path)], value: op.value });
+      // The extension's ownership guard already limited ops to owned adds, replaces and removes (all first).
+      const path = [...target.prefix, ...templatePath, ...pointerTokens(op.path).map((step) => (/^(0|[1-9][0-9]*)$/.test(step) ? Number(step) : step))];
+      if (op.op === 'remove') remove.push(path);
+      else if (op.op === 'add' || op.op === 'replace') set.push({ path, value: op.value });
+      else return err(`${where}: unexpected ${op.op} operation`);
     }
     const injected = mutation.patch.length > 0;
     const kind = target.outcome.kind ?? '';
@@ -84,14 +88,16 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
         : []),
     ];
     const expected = templatePath.length === 0 ? mutation.pod : withoutTypeMeta(mutation.pod);
-    return ok({ decision: mutation.decision, warnings, set, remove: [], expected: setAt(target.object, templatePath, expected) });
+    return ok({ decision: mutation.decision, warnings, set, remove, expected: setAt(target.object, templatePath, expected) });
   });
 }
 
 /**
- * The reverse of injectManifests: removes from every pod template the agent containers and status
- * annotations the injector wrote (recognised by the status annotation of a profile in `profiles`).
- * `uninjectManifests(injectManifests(x)) === x` for what injectManifests produced.
+ * The reverse of injectManifests: removes from every pod template the agent containers, status
+ * annotations and agent token volume the injector wrote (recognised by the status annotation of a
+ * profile in `profiles`). `uninjectManifests(injectManifests(x)) === x` for what injectManifests
+ * produced, except that `automountServiceAccountToken: false` stays (with a warning): the template
+ * may have had it before, and removing it would hand the pod's token back to every container.
  */
 export function uninjectManifests(yamlText: string, options: Pick<InjectManifestsOptions, 'profiles'>): Result<ManifestInjection> {
   return editManifests(yamlText, (target) => {
@@ -100,10 +106,19 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
     if (templatePath === undefined || !isJsonObject(template)) return ok({ decision: 'passed-through', warnings: [], set: [], remove: [] });
     const annotations = objectMember(objectMember(template, 'metadata') ?? {}, 'annotations') ?? {};
     const remove: (string | number)[][] = [];
+    const warnings: string[] = [];
     const at = (...path: (string | number)[]) => [...target.prefix, ...templatePath, ...path];
-    for (const profile of options.profiles) {
+    const spec = objectMember(template, 'spec') ?? {};
+    const injected = options.profiles.filter((profile) => statusAnnotation(profile) in annotations);
+    const volumes = spec['volumes'];
+    const tokenVolume = Array.isArray(volumes) ? volumes.findIndex((v) => isJsonObject(v) && v['name'] === AGENT_TOKEN_VOLUME) : -1;
+    // The list was created for the token volume alone: remove the list, as it was before.
+    if (injected.length > 0 && tokenVolume >= 0) remove.push(Array.isArray(volumes) && volumes.length === 1 ? at('spec', 'volumes') : at('spec', 'volumes', tokenVolume));
+    if (spec['automountServiceAccountToken'] === false && injected.some((profile) => profile.serviceAccountToken?.agentOnly)) {
+      warnings.push('automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not');
+    }
+    for (const profile of injected) {
       const key = statusAnnotation(profile);
-      if (!(key in annotations)) continue;
       remove.push(at('metadata', 'annotations', key));
       for (const list of ['initContainers', 'containers'] as const) {
         const containers = (objectMember(template, 'spec') ?? {})[list];
@@ -114,7 +129,7 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
         remove.push(containers.length === 1 && list === 'initContainers' ? at('spec', list) : at('spec', list, index));
       }
     }
-    return ok({ decision: remove.length > 0 ? 'removed' : 'skipped:not-injected', warnings: [], set: [], remove });
+    return ok({ decision: remove.length > 0 ? 'removed' : 'skipped:not-injected', warnings, set: [], remove });
   });
 }
 
@@ -173,9 +188,9 @@ function targets(content: unknown, index: number): Target[] {
 
 function applyEdits(document: YAML.Document.Parsed, set: ObjectEdit['set'], remove: ObjectEdit['remove']): Result<void> {
   try {
-    for (const { path, value } of set) document.setIn(path, document.createNode(value));
-    // From the end, so earlier indexes of the same list stay valid.
+    // Removes first, as a patch has them, each from the end so earlier indexes of the same list stay valid.
     for (const path of [...remove].sort((a, b) => comparePaths(b, a))) document.deleteIn(path);
+    for (const { path, value } of set) document.setIn(path, document.createNode(value));
     return ok(undefined);
   } catch (error) {
     // e.g. annotations given as a YAML alias: editing it in place would change its anchor too.

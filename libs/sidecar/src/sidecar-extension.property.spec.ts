@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview } from '@outrigger/admission';
-import { applyPatchCopy, decodePatch, type PatchOperation, type ReviewOutcome, reviewResponse } from '@outrigger/admission';
+import { applyPatchCopy, decodePatch, type PatchOperation, type ReviewOutcome, reviewResponse, valueAtPointer } from '@outrigger/admission';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { type GeneratedPod, podArbitrary, podCreateReview } from './testing/arbitraries.js';
 import { sidecarExtension } from './sidecar-extension.js';
@@ -11,7 +11,9 @@ const XXL_JOB_PROFILE = referenceProfile();
 const extension = sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: '0.1.0' });
 
 /** Owned paths written independently of the implementation's own list. */
-const OWNED_PATH = /^\/(metadata(\/annotations(\/xxl-agent~1status)?)?|spec\/(containers\/\d+|initContainers(\/\d+)?))$/;
+const OWNED_PATH = /^\/(metadata(\/annotations(\/xxl-agent~1status)?)?|spec\/(containers\/\d+|initContainers(\/\d+)?|volumes(\/\d+)?|automountServiceAccountToken))$/;
+/** What may be removed: the ServiceAccount plugin's token volume and its mounts. */
+const REMOVABLE_PATH = /^\/spec\/(volumes\/\d+|(containers|initContainers)\/\d+\/volumeMounts\/\d+)$/;
 
 function respond(generated: GeneratedPod): { review: AdmissionReview; outcome: ReviewOutcome; patch: PatchOperation[] } {
   const review = podCreateReview(generated.pod, generated.namespace);
@@ -65,11 +67,16 @@ describe('sidecar injection over arbitrary realistic pods', () => {
     );
   });
 
-  it('only ever adds under the owned paths, appending at the end of lists', () => {
+  it('only ever adds under the owned paths, appending at the end of lists, and removes only the pod\'s own token', () => {
     fc.assert(
       fc.property(podArbitrary, (generated) => {
         const { patch } = respond(generated);
         for (const op of patch) {
+          if (op.op === 'remove') {
+            expect(op.path).toMatch(REMOVABLE_PATH);
+            expect((valueAtPointer(generated.pod, op.path) as { name: string }).name).toMatch(/^kube-api-access-/);
+            continue;
+          }
           expect(op.op).toBe('add');
           expect(op.path).toMatch(OWNED_PATH);
           const index = /^\/spec\/(containers|initContainers)\/(\d+)$/.exec(op.path);
@@ -80,6 +87,23 @@ describe('sidecar injection over arbitrary realistic pods', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('leaves the API token to the agent alone (the reference profile is agentOnly)', () => {
+    fc.assert(
+      fc.property(
+        podArbitrary.filter((generated) => generated.optIn === 'enabled' || generated.optIn === 'enabled-by-list'),
+        (generated) => {
+          const { outcome } = respond(generated);
+          if (outcome.mutation?.outcome !== 'allowed') throw new Error('not injected');
+          const spec = outcome.mutation.pod['spec'] as { automountServiceAccountToken?: boolean; containers: { name: string; volumeMounts?: { name: string }[] }[]; initContainers?: { volumeMounts?: { name: string }[] }[] };
+          expect(spec.automountServiceAccountToken).toBe(false);
+          const mounts = (c: { name?: string; volumeMounts?: { name: string }[] }) => (c.volumeMounts ?? []).map((m) => `${c.name}:${m.name}`);
+          expect([...spec.containers, ...(spec.initContainers ?? [])].flatMap(mounts)).toEqual(['xxl-agent:outrigger-agent-token']);
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 
@@ -102,7 +126,7 @@ describe('sidecar injection over arbitrary realistic pods', () => {
         podArbitrary.filter((generated) => generated.optIn === 'enabled' || generated.optIn === 'enabled-by-list'),
         (generated) => {
           const { patch } = respond(generated);
-          const added = patch.find((op) => op.path.startsWith('/spec/containers/'));
+          const added = patch.find((op) => op.op === 'add' && /^\/spec\/containers\/\d+$/.test(op.path));
           expect(added && 'value' in added ? (added.value as { name: string }).name : undefined).toBe('xxl-agent');
         },
       ),

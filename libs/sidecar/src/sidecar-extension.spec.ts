@@ -6,6 +6,7 @@ import { parseProfiles, profileHash, REFERENCE_PROFILE_FILE, referenceProfile } 
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from './testing/fixtures.js';
 import { arrayAt, inflatePod, objectAt } from './testing/pods.js';
+import { AGENT_TOKEN_VOLUME, agentTokenVolume } from './service-account-token.js';
 import { sidecarExtension } from './sidecar-extension.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
@@ -69,7 +70,19 @@ function xxlAgent(addr: string, target: string, jobName: string, tokenVolume?: s
   };
 }
 
-const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile', 'kube-api-access-7xk2p');
+const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile', AGENT_TOKEN_VOLUME);
+
+/** The pod as the reference profile (agentOnly) leaves it: no token of its own, the agent its own token volume. */
+function withAgentOnlyToken(pod: JsonObject, agent: JsonObject): JsonObject {
+  const spec = objectAt(pod, 'spec');
+  spec['volumes'] = [...arrayAt(pod, 'spec', 'volumes').filter((v) => !String((v as JsonObject)['name']).startsWith('kube-api-access-')), agentTokenVolume()];
+  for (const container of arrayAt(pod, 'spec', 'containers') as JsonObject[]) {
+    container['volumeMounts'] = ((container['volumeMounts'] ?? []) as JsonObject[]).filter((m) => !String(m['name']).startsWith('kube-api-access-'));
+  }
+  arrayAt(pod, 'spec', 'containers').push(agent);
+  spec['automountServiceAccountToken'] = false;
+  return pod;
+}
 
 describe('sidecar injection of an opted-in pod', () => {
   it.each(['v1-pod-opted-in', 'v1beta1-pod-opted-in'])('%s: appends the agent and writes the status annotation', (name) => {
@@ -83,13 +96,18 @@ describe('sidecar injection of an opted-in pod', () => {
       auditAnnotations: { decision: 'injected' },
     });
     expect(outcome.reply.response.warnings).toBeUndefined();
+    // The ServiceAccount plugin's token leaves every container (mounts, then its volume); the agent gets its own.
     expect(patchOf(outcome)).toEqual([
+      { op: 'remove', path: '/spec/volumes/0' },
+      { op: 'remove', path: '/spec/containers/0/volumeMounts/0' },
+      { op: 'remove', path: '/spec/containers/1/volumeMounts/0' },
       { op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT },
+      { op: 'add', path: '/spec/volumes/0', value: agentTokenVolume() },
+      { op: 'add', path: '/spec/automountServiceAccountToken', value: false },
       { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
     ]);
 
-    const expected = requestObject(loadReview(name));
-    arrayAt(expected, 'spec', 'containers').push(ORDERS_AGENT);
+    const expected = withAgentOnlyToken(requestObject(loadReview(name)), ORDERS_AGENT);
     objectAt(expected, 'metadata', 'annotations')['xxl-agent/status'] = STATUS;
     expect(patched(review, outcome)).toStrictEqual(expected);
   });
@@ -105,14 +123,11 @@ describe('sidecar injection of an opted-in pod', () => {
     expect(objectAt(requestObject(review), 'metadata')['namespace']).toBeUndefined();
     const outcome = run(review);
     expect(outcome.decision).toBe('injected');
-    expect(patchOf(outcome)).toEqual([
-      {
-        op: 'add',
-        path: '/spec/containers/1',
-        value: xxlAgent('https://xxl-job.jobs.svc.cluster.local/xxl-job-admin', 'settlement', 'settlement-nightly', 'kube-api-access-q9w4m'),
-      },
-      { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
-    ]);
+    expect(patchOf(outcome).find((op) => op.path === '/spec/containers/1')).toEqual({
+      op: 'add',
+      path: '/spec/containers/1',
+      value: xxlAgent('https://xxl-job.jobs.svc.cluster.local/xxl-job-admin', 'settlement', 'settlement-nightly', AGENT_TOKEN_VOLUME),
+    });
     const pod = patched(review, outcome);
     expect(objectAt(pod, 'metadata')['ownerReferences']).toEqual(objectAt(requestObject(review), 'metadata')['ownerReferences']);
     expect(objectAt(pod, 'metadata')['generateName']).toBe('settlement-6d8f7c9b54-');
@@ -121,8 +136,10 @@ describe('sidecar injection of an opted-in pod', () => {
   it('appends to containers, not initContainers, and keeps existing init containers as they are', () => {
     const review = loadReview('v1-pod-init-containers');
     const outcome = run(review);
+    // The pod turned its own token off: nothing to remove, the agent gets its own.
     expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
       'add /spec/containers/1',
+      'add /spec/volumes/2',
       'add /metadata/annotations/xxl-agent~1status',
     ]);
     expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual(arrayAt(requestObject(review), 'spec', 'initContainers'));
@@ -133,6 +150,8 @@ describe('sidecar injection of an opted-in pod', () => {
     const outcome = run(review);
     expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
       'add /spec/containers/1',
+      'add /spec/automountServiceAccountToken',
+      'add /spec/volumes',
       'add /metadata/annotations/xxl-agent~1status',
     ]);
     const pod = patched(review, outcome);
@@ -154,7 +173,7 @@ describe('sidecar injection of an opted-in pod', () => {
     const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': null, 'outrigger.dev/inject': ' xxl-job ,, ' });
     const outcome = run(review);
     expect(outcome.decision).toBe('injected');
-    expect(patchOf(outcome)[0]).toEqual({ op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT });
+    expect(patchOf(outcome).find((op) => op.path === '/spec/containers/2')).toEqual({ op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT });
   });
 
   it.each(['1', 't', 'T', 'TRUE', 'true', 'True'])('accepts enable=%s', (value) => {
@@ -175,10 +194,9 @@ describe('sidecar injection of an opted-in pod', () => {
     const hugeReview: AdmissionReview = { ...review, request: { ...review.request, object: huge } };
     const outcome = run(hugeReview);
     expect(outcome.decision).toBe('injected');
-    expect(patchOf(outcome).map(({ path }) => path)).toEqual(['/spec/containers/2', '/metadata/annotations/xxl-agent~1status']);
+    expect(patchOf(outcome)).toHaveLength(7);
     expect(JSON.stringify(outcome.reply).length).toBeLessThan(4096);
-    const expected = structuredClone(huge);
-    arrayAt(expected, 'spec', 'containers').push(ORDERS_AGENT);
+    const expected = withAgentOnlyToken(structuredClone(huge), ORDERS_AGENT);
     objectAt(expected, 'metadata', 'annotations')['xxl-agent/status'] = STATUS;
     expect(patched(hugeReview, outcome)).toEqual(expected);
   });
@@ -199,18 +217,20 @@ describe('native sidecars and several profiles', () => {
         { name: 'APP_LABEL', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: "metadata.labels['app']" } } },
         { name: 'OTEL_EXPORTER_OTLP_PROTOCOL', value: 'grpc' },
       ],
+      securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
       restartPolicy: 'Always',
       ...(tokenVolume ? { volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] } : {}),
     };
   }
 
-  it('appends a native sidecar to the end of existing initContainers, with defaults filled in', () => {
+  it('appends a native sidecar to the end of existing initContainers, with defaults filled in (its own token: the pod turned its own off)', () => {
     const review = withAnnotations(loadReview('v1-pod-init-containers'), { 'xxl-agent/enable': 'false', ...tracingEnabled });
     const outcome = run(review, twoProfiles());
     const tracing = twoProfiles()[1];
     if (!tracing) throw new Error('fixture has two profiles');
     expect(patchOf(outcome)).toEqual([
-      { op: 'add', path: '/spec/initContainers/2', value: tracingAgent() },
+      { op: 'add', path: '/spec/initContainers/2', value: tracingAgent(AGENT_TOKEN_VOLUME) },
+      { op: 'add', path: '/spec/volumes/2', value: agentTokenVolume() },
       {
         op: 'add',
         path: '/metadata/annotations/tracing.example.com~1status',
@@ -226,15 +246,21 @@ describe('native sidecars and several profiles', () => {
     expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual([tracingAgent('kube-api-access-7xk2p')]);
   });
 
-  it('injects every requested profile in one patch', () => {
+  it('injects every requested profile in one patch; once one takes the pod\'s token away, every agent gets its own', () => {
     const review = withAnnotations(loadReview('v1-pod-opted-in'), tracingEnabled);
     const outcome = run(review, twoProfiles());
     expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
+      'remove /spec/volumes/0',
+      'remove /spec/containers/0/volumeMounts/0',
+      'remove /spec/containers/1/volumeMounts/0',
       'add /spec/containers/2',
+      'add /spec/volumes/0',
+      'add /spec/automountServiceAccountToken',
       'add /spec/initContainers',
       'add /metadata/annotations/xxl-agent~1status',
       'add /metadata/annotations/tracing.example.com~1status',
     ]);
+    expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual([tracingAgent(AGENT_TOKEN_VOLUME)]);
   });
 
   it('injects only the profile that is not there yet', () => {

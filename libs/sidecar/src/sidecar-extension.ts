@@ -6,7 +6,9 @@ import { agentPresence, type AgentPresence, containerNames, statusAnnotation, st
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
-import { serviceAccountTokenMount, withServiceAccountToken } from './service-account-token.js';
+import { agentToken, prepareAgentTokens } from './agent-token.js';
+import { type NamespacePodSecurity, podSecurityProblem, POD_SECURITY_REASON } from './pod-security-refusal.js';
+import { withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 import { unknownProfileAnnotations } from './unknown-annotations.js';
 import { verifyInjectedAgent } from './verify-injected-agent.js';
@@ -29,6 +31,8 @@ export interface SidecarExtensionOptions {
   readonly injectorVersion: string;
   /** Never mutated. Pass protectedNamespacesFor(installNamespace); defaults to the system ones. */
   readonly protectedNamespaces?: readonly string[];
+  /** The Pod Security level each namespace enforces; without it no pod is refused for it. */
+  readonly namespacePodSecurity?: NamespacePodSecurity;
 }
 
 /**
@@ -36,8 +40,9 @@ export interface SidecarExtensionOptions {
  * namespace, opt-in (malformed opt-in is a 400 denial), a forged agent of any profile, opted into
  * or not (the status annotation or an agent-named container that is not exactly the injector's:
  * 422), already injected (so reinvocation is a no-op), the node's namespaces (hostNetwork, hostPID,
- * hostIPC unless the profile allows them: 403), then every parameter (422 denial). Only after all
- * checks pass is the pod changed.
+ * hostIPC unless the profile allows them: 403), the namespace's enforced Pod Security level (403),
+ * every parameter (422 denial), then the pod's token (keep-pod-token not allowed: 403). Only after
+ * all checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = [...options.profiles];
@@ -70,11 +75,15 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       if (!spec || (arrayMember(spec, 'containers') ?? []).length === 0) return skipped(SKIP_REASONS.invalidPodSpec, warnings);
       const onHost = pending.flatMap((profile) => hostNamespaceProblem(spec, profile) ?? []);
       if (onHost.length > 0) return Object.assign(denied(403, onHost.join('; '), HOST_NAMESPACE_REASON), { warnings });
+      const enforced = options.namespacePodSecurity?.(ctx.namespace);
+      const belowLevel = pending.flatMap((profile) => podSecurityProblem(profile, ctx.namespace, enforced) ?? []);
+      if (belowLevel.length > 0) return Object.assign(denied(403, belowLevel.join('; '), POD_SECURITY_REASON), { warnings });
 
       const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
       if (!Array.isArray(plans)) return plans;
-      const tokenMount = serviceAccountTokenMount(spec);
-      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion, tokenMount);
+      const tokens = prepareAgentTokens(pod, spec, pending);
+      if (tokens) return Object.assign({}, tokens, { warnings });
+      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion);
       return mutated({ warnings });
     },
   };
@@ -113,9 +122,10 @@ function planInjections(
 }
 
 /** Appends only (never inserts) so the patch is a single `add` at the end of each list. */
-function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string, tokenMount: JsonObject | undefined): void {
+function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string): void {
   const list = plan.profile.nativeSidecar ? 'initContainers' : 'containers';
-  withServiceAccountToken(plan.container, tokenMount);
+  const token = agentToken(plan.profile, pod);
+  withServiceAccountToken(plan.container, 'mount' in token ? token.mount : undefined);
   ensureArrayMember(spec, list).push(plan.container);
   const annotations = ensureObjectMember(ensureObjectMember(pod, 'metadata'), 'annotations');
   setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion));

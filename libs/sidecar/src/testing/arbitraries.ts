@@ -46,10 +46,15 @@ const optIn = fc.constantFrom(
 );
 export type OptIn = typeof optIn extends fc.Arbitrary<infer T> ? T : never;
 
+/** The pod's own API token as the ServiceAccount plugin left it: mounted in every container, turned off by the pod, or neither. */
+const podToken = fc.constantFrom('plugin', 'off', 'none');
+export type PodToken = typeof podToken extends fc.Arbitrary<infer T> ? T : never;
+
 export interface GeneratedPod {
   readonly pod: JsonObject;
   readonly namespace: string;
   readonly optIn: OptIn;
+  readonly podToken: PodToken;
 }
 
 export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
@@ -62,13 +67,14 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     annotations: fc.option(fc.dictionary(oddKey, fc.string({ maxLength: 20 }), { maxKeys: 5 }), { nil: undefined }),
     labels: fc.option(fc.dictionary(oddKey, fc.string({ maxLength: 10 }), { maxKeys: 3 }), { nil: undefined }),
     metadataExtra: unknownFields(['name', 'generateName', 'namespace', 'annotations', 'labels']),
-    specExtra: unknownFields(['containers', 'initContainers']),
+    specExtra: unknownFields(['containers', 'initContainers', 'volumes', 'automountServiceAccountToken']),
     topExtra: unknownFields(['apiVersion', 'kind', 'metadata', 'spec']),
     generateName: fc.boolean(),
     namespaceInObject: fc.boolean(),
     namespace: fc.constantFrom('default', 'shop', 'team-a'),
     target: fc.nat(),
     optIn,
+    podToken,
   })
   .map((g) => {
     const annotations: Record<string, JsonValue> = { ...(g.annotations ?? {}) };
@@ -97,9 +103,20 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
         ? { initContainers: g.initNames.map((name, index) => container(name, {}, g.nativeInit && index === 0)) }
         : {}),
     };
+    if (g.podToken === 'off') spec['automountServiceAccountToken'] = false;
+    if (g.podToken === 'plugin') withPluginToken(spec);
     const pod: JsonObject = { ...g.topExtra, apiVersion: 'v1', kind: 'Pod', metadata, spec };
-    return { pod, namespace: g.namespace, optIn: g.optIn };
+    return { pod, namespace: g.namespace, optIn: g.optIn, podToken: g.podToken };
   });
+
+/** What the ServiceAccount admission plugin does before the webhooks: its volume, mounted read-only in every container. */
+function withPluginToken(spec: JsonObject): void {
+  const name = 'kube-api-access-9xq2z';
+  spec['volumes'] = [{ name, projected: { sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }], defaultMode: 420 } }];
+  for (const list of ['initContainers', 'containers']) {
+    for (const c of (spec[list] ?? []) as JsonObject[]) c['volumeMounts'] = [{ name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }];
+  }
+}
 
 /** The reference profile's agent for the valid opt-in, written out by hand; optionally with the API server's defaults. */
 function exactAgent(target: string, defaulted: boolean): JsonObject {
