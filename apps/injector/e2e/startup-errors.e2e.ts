@@ -6,7 +6,7 @@ import { freePort, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
 
-// The built injector refuses to start on a bad certificate or logging setting: exit status 1 and
+// The built injector refuses to start on a bad certificate, logging or retired setting: exit status 1 and
 // one line that names the variable and the file, not an OpenSSL stack.
 const dir = mkdtempSync(join(tmpdir(), 'injector-startup-'));
 const ca = issueCertificate({ commonName: 'ca', usage: 'ca', lifetimeMs: 3_600_000 });
@@ -32,6 +32,7 @@ describe('injector startup errors', () => {
     ['not-pem', { TLS_KEY_FILE: cert }, `injector: cannot start: TLS_KEY_FILE=${cert}: not a PEM private key`],
     ['mismatch', { TLS_KEY_FILE: caKey }, `injector: cannot start: TLS_KEY_FILE=${caKey} does not match the certificate in TLS_CERT_FILE=${cert}`],
     ['log-level', { LOG_LEVEL: 'verbose' }, 'injector: cannot start: invalid configuration:\n  LOG_LEVEL: "verbose" is not a log level: use one of error, warn, info, debug'],
+    ['retired', { FILE_POLL_SECONDS: '10' }, 'injector: cannot start: invalid configuration:\n  FILE_POLL_SECONDS: retired; set FILE_POLL=10s instead (a duration with its unit)'],
   ])('%s', async (name, env, message) => {
     const log = await startupError(name, env);
     expect(log).toContain(message);

@@ -3,12 +3,13 @@ import { parseDuration } from './duration.js';
 
 /**
  * Validates the process environment once, at startup, against a zod schema and returns the typed
- * result. All problems are reported together, each naming its variable.
+ * result. All problems (and `moreProblems`, lines found by other checks) are reported together, each
+ * naming its variable.
  */
-export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env, moreProblems: readonly string[] = []): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => `  ${i.path.join('.') || '(environment)'}: ${i.message}`);
+  const problems = [...(result.success ? [] : result.error.issues.map((i) => `  ${i.path.join('.') || '(environment)'}: ${i.message}`)), ...moreProblems];
+  if (result.success && problems.length === 0) return result.data;
   throw new Error(`invalid configuration:\n${problems.join('\n')}`);
 }
 

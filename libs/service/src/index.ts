@@ -9,3 +9,4 @@ export type { HealthModuleOptions } from './health.module-definition.js';
 export * from './logging.js';
 export * from './metrics.module.js';
 export * from './metrics.registry.js';
+export * from './strict-settings.js';

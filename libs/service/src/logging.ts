@@ -13,6 +13,9 @@ const schema = z.object({
   LOG_FORMAT: z.enum(FORMATS, { error: oneOf('log format', FORMATS) }).default('json'),
 });
 
+/** The logging settings, which every service reads besides its own. */
+export const LOGGING_SETTINGS: readonly string[] = Object.keys(schema.shape);
+
 export interface LoggingOptions {
   readonly json: boolean;
   readonly levels: LogLevel[];

@@ -2,7 +2,7 @@ import { registerAs, type ConfigType } from '@nestjs/config';
 import type { WebhookClientTarget } from '@outrigger/admission';
 import { INSTALL_NAMES } from '@outrigger/install/names';
 import { BACKDATE_MS } from '@outrigger/pki';
-import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
+import { envField, leaseSettings, parseServiceEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
 import { rotationConfigProblems, withRotationDefaults, type RotationConfig } from '../rotation/index.js';
 
@@ -57,7 +57,8 @@ const ROTATION_ENV: Partial<Record<keyof RotationConfig, string>> = {
 };
 
 export const certManagerConfig = registerAs('certManager', () => {
-  const env = parseEnv(schema);
+  // Strict: a retired or mistyped variable stops startup, named (libs/service strict-settings.ts).
+  const env = parseServiceEnv(schema);
   const rotation = withRotationDefaults({
     serviceName: env.SERVICE_NAME,
     namespace: env.POD_NAMESPACE,

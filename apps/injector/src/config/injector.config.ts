@@ -1,6 +1,6 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import { INSTALL_NAMES } from '@outrigger/install/names';
-import { envField, parseEnv } from '@outrigger/service';
+import { envField, parseServiceEnv } from '@outrigger/service';
 import { z } from 'zod';
 
 const schema = z.object({
@@ -31,7 +31,8 @@ const schema = z.object({
 });
 
 export const injectorConfig = registerAs('injector', () => {
-  const env = parseEnv(schema);
+  // Strict: a retired or mistyped variable stops startup, named (libs/service strict-settings.ts).
+  const env = parseServiceEnv(schema);
   return {
     port: env.PORT,
     tls: {

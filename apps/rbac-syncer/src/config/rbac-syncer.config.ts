@@ -1,6 +1,6 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import { INSTALL_NAMES } from '@outrigger/install';
-import { envField, leaseSettings, parseEnv, serviceEnv } from '@outrigger/service';
+import { envField, leaseSettings, parseServiceEnv, serviceEnv } from '@outrigger/service';
 import { z } from 'zod';
 
 /** The largest cap: that many subjects of the longest names still fit one object in etcd (see binding-size.spec.ts). */
@@ -40,7 +40,8 @@ const schema = z.object({
 });
 
 export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
-  const env = parseEnv(schema);
+  // Strict: a retired or mistyped variable stops startup, named (libs/service strict-settings.ts).
+  const env = parseServiceEnv(schema);
   return {
     port: env.PORT,
     profilesFile: env.PROFILES_FILE,
