@@ -129,13 +129,16 @@ describe('deploy/ kustomizations', () => {
     }
   });
 
-  it("the injector's RBAC: read its serving Secret by name, and list/watch AgentProfiles; nothing else", () => {
+  it("the injector's RBAC: read its serving Secret by name, and list/watch AgentProfiles and namespaces; nothing else", () => {
     const rbac = objects('base/injector').filter((o) => /Role|Binding/.test(o.kind)) as any[];
     expect(rbac.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
     expect(rbac.find((o) => o.kind === 'Role').rules).toEqual([
       { apiGroups: [''], resources: ['secrets'], resourceNames: ['outrigger-injector-tls'], verbs: ['get', 'list', 'watch'] },
     ]);
-    expect(rbac.find((o) => o.kind === 'ClusterRole').rules).toEqual([{ apiGroups: ['outrigger.dev'], resources: ['agentprofiles'], verbs: ['list', 'watch'] }]);
+    expect(rbac.find((o) => o.kind === 'ClusterRole').rules).toEqual([
+      { apiGroups: ['outrigger.dev'], resources: ['agentprofiles'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], verbs: ['list', 'watch'] },
+    ]);
   });
 
   it('each service has a memory limit the benches can run it under', () => {

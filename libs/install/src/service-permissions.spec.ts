@@ -42,7 +42,7 @@ describe('rbacSyncerBasePermissions', () => {
 });
 
 describe('injectorPermissions', () => {
-  it('reads its serving Secret by name only, and AgentProfiles only when they come from the API', () => {
+  it('reads its serving Secret by name only, and AgentProfiles and namespaces only when they come from the API', () => {
     const list = injectorPermissions({ servingSecret: { namespace: 'outrigger-system', name: 'tls' }, profilesFromApi: true });
     expect(list.map((p) => `${p.verb} ${p.resource}${p.name ? `/${p.name}` : ''}${p.namespace ? ` in ${p.namespace}` : ''}`)).toEqual([
       'get secrets/tls in outrigger-system',
@@ -50,6 +50,8 @@ describe('injectorPermissions', () => {
       'watch secrets/tls in outrigger-system',
       'list agentprofiles',
       'watch agentprofiles',
+      'list namespaces',
+      'watch namespaces',
     ]);
     expect(injectorPermissions({ profilesFromApi: false })).toEqual([]);
   });

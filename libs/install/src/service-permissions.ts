@@ -11,13 +11,15 @@ export interface LeaseRef {
 
 /**
  * What the injector does against the API server: read its serving Secret by name (with TLS_SECRET)
- * and, without PROFILES_FILE, list and watch AgentProfiles. Granted by deploy/base/injector.
+ * and, without PROFILES_FILE, list and watch AgentProfiles and namespaces (their Pod Security
+ * label: it refuses an agent the namespace's level would). Granted by deploy/base/injector.
  */
 export function injectorPermissions(options: { readonly servingSecret?: { readonly namespace: string; readonly name: string }; readonly profilesFromApi: boolean }): RequiredPermission[] {
   const secret = options.servingSecret;
   return [
     ...(secret ? ['get', 'list', 'watch'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace: secret.namespace, name: secret.name })) : []),
     ...(options.profilesFromApi ? ['list', 'watch'].map((verb) => ({ verb, group: AGENT_PROFILE_GROUP, resource: 'agentprofiles' })) : []),
+    ...(options.profilesFromApi ? ['list', 'watch'].map((verb) => ({ verb, group: '', resource: 'namespaces' })) : []),
   ];
 }
 

@@ -4,6 +4,7 @@ import { sidecarExtension } from '@outrigger/sidecar';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';
+import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
@@ -21,10 +22,12 @@ export class AdmissionService {
     @Inject(injectorConfig.KEY) config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
     private readonly profiles: ProfilesService,
+    namespaces: NamespacePodSecurityService,
   ) {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
+    const namespacePodSecurity = (namespace: string) => namespaces.enforced(namespace);
     profiles.onChange(({ profiles: current }) => {
-      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces })];
+      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity })];
     });
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
+import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
 
@@ -10,6 +11,7 @@ export class InjectorHealth implements HealthChecks {
     private readonly indicators: HealthIndicatorService,
     private readonly profilesService: ProfilesService,
     private readonly certificates: ServingCertificateSource,
+    private readonly namespaces: NamespacePodSecurityService,
   ) {}
 
   /** The process serves requests: nothing external, so a restart can fix what fails here. */
@@ -17,9 +19,9 @@ export class InjectorHealth implements HealthChecks {
     return [];
   }
 
-  /** Profiles known and a valid serving certificate in place. */
+  /** Profiles known, the namespaces' Pod Security levels known, and a valid serving certificate in place. */
   readiness() {
-    return [() => this.profiles(), () => this.certificate()];
+    return [() => this.profiles(), () => this.podSecurityLevels(), () => this.certificate()];
   }
 
   profiles() {
@@ -29,6 +31,14 @@ export class InjectorHealth implements HealthChecks {
     if (!loaded) return check.down({ reason: this.profilesService.notLoadedReason() });
     // generations: what `outrigger check` compares with the rbac-syncer's observedGeneration.
     return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name), generations: Object.fromEntries(this.profilesService.generations()) });
+  }
+
+  /** Until listed, a pod could pass the webhook and then fail Pod Security over the agent. */
+  podSecurityLevels() {
+    const check = this.indicators.check('namespaces');
+    const reason = this.namespaces.notReadyReason();
+    if (reason) return check.down({ reason });
+    return check.up({ podSecurityLabels: this.namespaces.watched() ? 'watched' : 'not read (PROFILES_FILE)' });
   }
 
   certificate() {
