@@ -24,3 +24,4 @@ export { describeDocument, injectManifests, UNSUPPORTED_KIND, uninjectManifests,
 export { requestedProfiles, type RequestedProfiles } from './requested-profiles.js';
 export { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 export { type AgentVerdict, verifyInjectedAgent } from './verify-injected-agent.js';
+export { canonicalQuantity } from './canonical-quantity.js';

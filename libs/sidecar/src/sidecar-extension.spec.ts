@@ -341,7 +341,7 @@ describe('pods that are left alone', () => {
     const { code, message, decision } = denial(run(review));
     expect({ code, decision }).toEqual({ code: 422, decision: 'denied:forged-agent' });
     expect(message).toBe(
-      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (the injector would refuse it: annotation xxl-agent/job-addr is required); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent',
+      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (volume outrigger-agent-token is not what the injector writes); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent',
     );
     const containerOnly = loadReview('v1-pod-no-annotations');
     arrayAt(requestObject(containerOnly), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0' });

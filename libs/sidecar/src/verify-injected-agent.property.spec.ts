@@ -116,6 +116,20 @@ const MUTATIONS: Readonly<Record<string, (pod: JsonObject, agent: JsonObject) =>
   },
   'second agent': (pod, a) => void (pod['spec'] as Record<string, JsonObject[]>)['containers']?.push(structuredClone(a)),
   'node network without the profile allowing it': (pod) => void ((pod['spec'] as JsonObject)['hostNetwork'] = true),
+  'pod keeps its token': (pod) => void ((pod['spec'] as JsonObject)['automountServiceAccountToken'] = true),
+  'shared process namespace': (pod) => void ((pod['spec'] as JsonObject)['shareProcessNamespace'] = true),
+  'a token volume of its own': (pod) => {
+    const spec = pod['spec'] as Record<string, JsonObject[]>;
+    spec['volumes'] = [...(spec['volumes'] ?? []), { name: 'mine', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }];
+  },
+  "another container mounts the agent's token": (pod) => {
+    const app = (pod['spec'] as Record<string, JsonObject[]>)['containers']?.[0];
+    if (app) app['volumeMounts'] = [{ name: 'outrigger-agent-token', readOnly: true, mountPath: '/t' }];
+  },
+  "the agent's token volume": (pod) => {
+    const volume = ((pod['spec'] as Record<string, JsonObject[]>)['volumes'] ?? []).find((v) => v['name'] === 'outrigger-agent-token');
+    if (volume) volume['projected'] = { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 86400 } }] };
+  },
 };
 
 describe('verifyInjectedAgent over what the extension injects and the API server stores', () => {

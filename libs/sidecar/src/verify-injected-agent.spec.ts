@@ -72,6 +72,20 @@ describe('verifyInjectedAgent', () => {
     expect(verifyInjectedAgent(pod, { ...profile, dangerouslyAllowHostNamespaces: true })).toEqual({ ok: true });
   });
 
+  it('requires the agent\'s token to be the agent\'s alone where the profile takes the pod\'s away', () => {
+    const tokenVolume = (pod: JsonObject) => item(arrayAt(pod, 'spec', 'volumes'), 0);
+    expect(problemAfter((pod) => (objectAt(pod, 'spec')['automountServiceAccountToken'] = true))).toBe('spec.automountServiceAccountToken is not false: the pod keeps its own token');
+    expect(problemAfter((pod) => (objectAt(pod, 'spec')['shareProcessNamespace'] = true))).toBe("spec.shareProcessNamespace is true: other containers could read the agent's token");
+    expect(problemAfter((pod) => arrayAt(pod, 'spec', 'volumes').push({ name: 'mine', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }))).toBe(
+      "volume mine projects a ServiceAccount token besides the agent's",
+    );
+    expect(problemAfter((pod) => (item(arrayAt(pod, 'spec', 'containers'), 0)['volumeMounts'] = [{ name: 'outrigger-agent-token', mountPath: '/t' }]))).toBe(
+      "container orders mounts outrigger-agent-token, the agent's token volume",
+    );
+    expect(problemAfter((pod) => (objectAt(tokenVolume(pod), 'projected')['defaultMode'] = 511))).toBe('volume outrigger-agent-token is not what the injector writes');
+    expect(problemAfter((pod) => (objectAt(pod, 'metadata', 'annotations')['xxl-agent/keep-pod-token'] = 'true'))).toMatch(/^the injector would refuse it: annotation xxl-agent\/keep-pod-token: profile xxl-job does not let pods keep/);
+  });
+
   it('gives the same verdict when called again for another pod of the same workload (memoized rendering)', () => {
     const first = injectedPod();
     const second = injectedPod();

@@ -1,13 +1,15 @@
 import { arrayMember, isJsonObject, type JsonObject, member, objectMember, stringMember } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
+import { agentToken, type AgentToken } from './agent-token.js';
 import { withApiServerDefaults } from './api-server-defaults.js';
 import { hostNamespaceProblem } from './host-namespaces.js';
 import { containerNames, statusAnnotation, statusProfile } from './injection-status.js';
 import { jsonDifference, jsonEqual } from './json-difference.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations } from './pod-annotations.js';
-import { serviceAccountTokenMount, withServiceAccountToken } from './service-account-token.js';
+import { AGENT_TOKEN_VOLUME, withServiceAccountToken } from './service-account-token.js';
+import { tokenConfinementProblem } from './token-confinement.js';
 
 export type AgentVerdict = { readonly ok: true } | { readonly ok: false; readonly problem: string };
 
@@ -15,9 +17,10 @@ const OK: AgentVerdict = { ok: true };
 
 /**
  * Whether the pod carries this profile's agent exactly as the injector renders it for this pod
- * (parameters from its annotations, fieldEnv, static env, list and restartPolicy, token mount),
- * as the API server stores it: only the defaults it applies are tolerated (withApiServerDefaults),
- * any other difference is a `problem` naming the field. The rbac-syncer binds only such pods.
+ * (parameters from its annotations, fieldEnv, static env, list and restartPolicy, token mount and
+ * token volume, the pod's own token taken away where the profile says so), as the API server
+ * stores it: only the defaults it applies are tolerated (withApiServerDefaults), any other
+ * difference is a `problem` naming the field. The rbac-syncer binds only such pods.
  */
 export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile): AgentVerdict {
   const spec = objectMember(pod, 'spec');
@@ -38,10 +41,15 @@ export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile): Age
   if (!agent || found.length !== 1) return notOk(`the pod has ${found.length} containers named ${name}`);
   if (agent.list !== list) return notOk(`container ${name} is in ${agent.list}, the profile injects into ${list}`);
 
+  const token = agentToken(profile, pod);
+  if ('type' in token) return notOk(`the injector would refuse it: ${token.message}`);
+  const tokenProblem = podTokenProblem(spec, name, token);
+  if (tokenProblem !== undefined) return notOk(tokenProblem);
+
   const hostNetwork = member(spec, 'hostNetwork') === true;
   const rendered = rendering(profile, pod, annotations, hostNetwork);
   if (typeof rendered === 'string') return notOk(rendered);
-  const expected = withToken(rendered, spec);
+  const expected = withToken(rendered, token.mount);
   // As stored, the container already carries every default: compare as is, and only on a
   // difference again with the defaults filled in (the webhook's own output before defaulting).
   if (jsonEqual(expected, agent.value)) return OK;
@@ -59,9 +67,17 @@ function named(spec: JsonObject, list: 'containers' | 'initContainers', name: st
   return found;
 }
 
+/** The pod-level part of the token decision: the agent's volume as written, and kept the agent's alone. */
+function podTokenProblem(spec: JsonObject, agentName: string, token: AgentToken): string | undefined {
+  if (token.volume) {
+    const volumes = (arrayMember(spec, 'volumes') ?? []).filter((v) => isJsonObject(v) && stringMember(v, 'name') === AGENT_TOKEN_VOLUME);
+    if (volumes.length !== 1 || !jsonEqual(token.volume, volumes[0])) return `volume ${AGENT_TOKEN_VOLUME} is not what the injector writes`;
+  }
+  return token.podTokenRemoved ? tokenConfinementProblem(spec, agentName) : undefined;
+}
+
 /** The token mount depends on the pod's volumes, so it is added per pod, on a copy. */
-function withToken(rendered: JsonObject, spec: JsonObject): JsonObject {
-  const mount = serviceAccountTokenMount(spec);
+function withToken(rendered: JsonObject, mount: JsonObject | undefined): JsonObject {
   if (!mount) return rendered;
   const agent = Object.assign({}, rendered);
   const mounts = arrayMember(rendered, 'volumeMounts');

@@ -22,10 +22,11 @@ export const STORED_QUANTITIES: readonly (readonly [string | number, string])[] 
 const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const TOKEN_VOLUME = 'kube-api-access-q7x2m';
 
-/** The ServiceAccount admission plugin: the token volume, and a mount in every container that has none at the path. */
+/** The ServiceAccount admission plugin, unless the pod turns it off: the token volume, and a mount in every container that has none at the path. */
 export function serviceAccountPlugin(pod: JsonObject): JsonObject {
   const copy = structuredClone(pod);
-  const spec = copy['spec'] as { volumes?: JsonObject[]; containers?: JsonObject[]; initContainers?: JsonObject[] };
+  const spec = copy['spec'] as { automountServiceAccountToken?: boolean; volumes?: JsonObject[]; containers?: JsonObject[]; initContainers?: JsonObject[] };
+  if (spec.automountServiceAccountToken === false) return copy;
   const volumes = spec.volumes ?? [];
   if (!volumes.some((v) => String(v['name']).startsWith('kube-api-access-'))) volumes.push({ name: TOKEN_VOLUME, projected: { sources: [] } });
   spec.volumes = volumes;

@@ -105,6 +105,8 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     };
     if (g.podToken === 'off') spec['automountServiceAccountToken'] = false;
     if (g.podToken === 'plugin') withPluginToken(spec);
+    // A copy of an injected pod carries the injector's token changes, whatever it had before.
+    if (g.optIn === 'already-injected' || g.optIn === 'copied-not-opted-in' || g.optIn === 'forged-not-opted-in') withAgentToken(spec);
     const pod: JsonObject = { ...g.topExtra, apiVersion: 'v1', kind: 'Pod', metadata, spec };
     return { pod, namespace: g.namespace, optIn: g.optIn, podToken: g.podToken };
   });
@@ -115,6 +117,30 @@ function withPluginToken(spec: JsonObject): void {
   spec['volumes'] = [{ name, projected: { sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }], defaultMode: 420 } }];
   for (const list of ['initContainers', 'containers']) {
     for (const c of (spec[list] ?? []) as JsonObject[]) c['volumeMounts'] = [{ name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }];
+  }
+}
+
+/** What the injector does for the reference (agentOnly) profile: the pod's token off, the agent's own volume. */
+function withAgentToken(spec: JsonObject): void {
+  spec['automountServiceAccountToken'] = false;
+  spec['volumes'] = [
+    {
+      name: 'outrigger-agent-token',
+      projected: {
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+        defaultMode: 420,
+      },
+    },
+  ];
+  for (const list of ['initContainers', 'containers']) {
+    for (const c of (spec[list] ?? []) as JsonObject[]) {
+      if (c['name'] === 'xxl-agent') c['volumeMounts'] = [{ name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }];
+      else delete c['volumeMounts'];
+    }
   }
 }
 

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import type { JsonObject } from '@outrigger/admission';
+import { tokenConfinementProblem } from './token-confinement.js';
+
+const AGENT_MOUNT = { name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
+
+function spec(overrides: JsonObject = {}): JsonObject {
+  return {
+    automountServiceAccountToken: false,
+    volumes: [{ name: 'outrigger-agent-token', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }, { name: 'data', emptyDir: {} }],
+    containers: [{ name: 'app', image: 'app:1', volumeMounts: [{ name: 'data', mountPath: '/data' }] }, { name: 'agent', image: 'agent:1', volumeMounts: [AGENT_MOUNT] }],
+    ...overrides,
+  };
+}
+
+describe('tokenConfinementProblem', () => {
+  it('is undefined when only the agent can read a token', () => {
+    expect(tokenConfinementProblem(spec(), 'agent')).toBeUndefined();
+  });
+
+  it('names what gives another container a token', () => {
+    expect(tokenConfinementProblem(spec({ automountServiceAccountToken: true }), 'agent')).toMatch(/^spec\.automountServiceAccountToken is not false/);
+    expect(tokenConfinementProblem(spec({ shareProcessNamespace: true }), 'agent')).toMatch(/^spec\.shareProcessNamespace is true/);
+    const ownToken = spec();
+    (ownToken['volumes'] as JsonObject[]).push({ name: 'kube-api-access-x', projected: { sources: [{ configMap: { name: 'c' } }, { serviceAccountToken: { path: 't' } }] } });
+    expect(tokenConfinementProblem(ownToken, 'agent')).toBe("volume kube-api-access-x projects a ServiceAccount token besides the agent's");
+    const initMount = spec({ initContainers: [{ name: 'init', image: 'i:1', volumeMounts: [{ ...AGENT_MOUNT, mountPath: '/t' }] }] });
+    expect(tokenConfinementProblem(initMount, 'agent')).toBe("container init mounts outrigger-agent-token, the agent's token volume");
+  });
+});
