@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, RbacAuthorizationV1Api, Watch, type V1ClusterRoleBinding } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionContext, type JsonObject } from '@outrigger/admission';
-import { NAMESPACE_LABEL, PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
 import { deployedMemoryLimit, deployedNodeOptions } from '../deploy/render.js';
@@ -22,6 +22,8 @@ import { settle, type PendingChange, type Settled } from './subject-changes.js';
 // ServiceAccount from the subject set: latency until the binding shows it, binding writes, RSS.
 //   npx nx run rbac-syncer:build && node --import tsx --conditions development tools/bench/rbac-syncer-bench.ts
 //   … --pods 150000 --namespaces 5000 --pod-list stream --pod-list pages --page-size 100 --churn-seconds 180 --etcd-dir /var/tmp/syncer-bench-150k
+// --baseline-root DIR: a checkout of another commit with its syncer built runs first, cold start and churn, as the baseline;
+// --service-accounts N: N ServiceAccounts per namespace (names of 200 characters), the pods spread over them.
 // --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
 const { values } = parseArgs({
   options: {
@@ -42,6 +44,10 @@ const { values } = parseArgs({
     // Of every ten creates (and deletes), this many add (remove) a namespace to (from) the subject set.
     'changing-per-ten': { type: 'string', default: '1' },
     'etcd-dir': { type: 'string' },
+    // A checkout of another commit with its syncer built (npx nx run rbac-syncer:build there): run first, as the baseline, cold start and churn.
+    'baseline-root': { type: 'string' },
+    // ServiceAccounts per seeded namespace; the pods of a namespace are spread over them.
+    'service-accounts': { type: 'string', default: '1' },
     // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default.
     'memory-limit': { type: 'string' },
   },
@@ -56,6 +62,10 @@ const envList = (values.env ?? ['']).map((line) => Object.fromEntries(line.split
 const churnSeconds = Number(values['churn-seconds']);
 const churnRate = Number(values['churn-rate']);
 const changingPerTen = Number(values['changing-per-ten']);
+const serviceAccounts = Number(values['service-accounts']);
+const baselineRoot = values['baseline-root'];
+/** Every ServiceAccount of the seeded namespaces is bound once converged. */
+const seededSubjects = namespaces * serviceAccounts;
 const BINDING = 'xxl-agent-exec';
 /** The reference profile's bindings: one ClusterRoleBinding per namespace. */
 const PROFILE_SELECTOR = `${PROFILE_LABEL}=xxl-job`;
@@ -68,7 +78,7 @@ const CHURN_LABEL = 'outrigger.dev/bench-churn';
 const seedDir = values['etcd-dir'];
 // Written once the pods are seeded, and again after the churn removed its pods: the data is as seeded.
 const seedMarker = seedDir ? join(seedDir, 'seeded.json') : undefined;
-const seed = JSON.stringify({ pods, namespaces });
+const seed = JSON.stringify({ pods, namespaces, ...(serviceAccounts > 1 ? { serviceAccounts } : {}) });
 const reuse = seedMarker !== undefined && existsSync(seedMarker) && readFileSync(seedMarker, 'utf8') === seed;
 if (seedDir && !reuse) rmSync(seedDir, { recursive: true, force: true });
 if (seedDir) mkdirSync(seedDir, { recursive: true });
@@ -94,7 +104,8 @@ try {
 
   // (a) Cold start: the managed ClusterRole and bindings are deleted before every start, so each begins from nothing.
   const lists = (values['pod-list'] ?? ['stream']).flatMap((podList) => (podList === 'stream' ? [{ podList, pageSize: pageSizes[0] ?? 100 }] : pageSizes.map((pageSize) => ({ podList, pageSize }))));
-  const configs: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.flatMap((nodeOptions) => envList.map((env) => ({ ...list, nodeOptions, env }))));
+  const ours: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.flatMap((nodeOptions) => envList.map((env) => ({ ...list, nodeOptions, env }))));
+  const configs: SyncerConfig[] = [...(baselineRoot && ours[0] ? [{ ...ours[0], root: baselineRoot }] : []), ...ours];
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
     for (const [i, config] of configs.entries()) {
@@ -106,12 +117,12 @@ try {
       // The syncer's own gauge (cheap to poll), then the bindings themselves once it says done.
       while (Date.now() - started < 300_000) {
         subjects = await boundBySyncer(syncer.url);
-        if ((subjects === namespaces && (subjects = await boundSubjects(rbac)) === namespaces) || !syncer.process.running) break;
+        if ((subjects === seededSubjects && (subjects = await boundSubjects(rbac)) === seededSubjects) || !syncer.process.running) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const converged = (Date.now() - started) / 1000;
       if (!syncer.process.running) {
-        console.log(`  round ${round + 1}, ${describe(config)}: ${ended(await stopSyncer(syncer))} after ${converged.toFixed(1)} s, with ${subjects} of ${namespaces} subjects`);
+        console.log(`  round ${round + 1}, ${describe(config)}: ${ended(await stopSyncer(syncer))} after ${converged.toFixed(1)} s, with ${subjects} of ${seededSubjects} subjects`);
         process.exitCode = 1;
         continue;
       }
@@ -122,8 +133,8 @@ try {
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
       results[i]?.writes.push(writes);
-      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${namespaces} subjects in ${converged.toFixed(1)} s, ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${memory(metrics)}`);
-      if (subjects !== namespaces) process.exitCode = 1;
+      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${seededSubjects} subjects in ${converged.toFixed(1)} s, ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${memory(metrics)}`);
+      if (subjects !== seededSubjects) console.log(`    NOT CONVERGED: ${(await syncerStatus(rbac)) ?? 'no status'}; see ${syncer.logFile}`);
     }
   }
   console.log(`\n(a) cold start, ${pods} pods in ${namespaces} namespaces, ${rounds} round(s): median [min–max]; ratio = median / baseline's median`);
@@ -138,8 +149,8 @@ try {
     console.log(`  binding writes: ${fmt(spread(r.writes), 0)}   (target: one per namespace, each binding written once from nothing)`);
   }
 
-  // (b) Churn, with the first configuration, on a warm syncer.
-  if (churnSeconds > 0 && configs[0]) await churn(configs[0], names, churnNames);
+  // (b) Churn, on the first configuration of each syncer (the baseline's and this one's).
+  for (const config of [configs[0], baselineRoot ? ours[0] : undefined]) if (churnSeconds > 0 && config) await churn(config, names, churnNames);
 } finally {
   for (const syncer of [...children]) await stopSyncer(syncer).catch(() => undefined);
   await cp.stop();
@@ -157,10 +168,17 @@ async function seedPods(core: CoreV1Api, names: readonly string[], churnNames: r
     await core.createNamespace({ body: { metadata: { name, labels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE } } } });
     await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
   });
+  // More ServiceAccounts per seeded namespace (--service-accounts): long names, as a hostile tenant would pick.
+  if (serviceAccounts > 1) {
+    await pool(names.flatMap((ns) => Array.from({ length: serviceAccounts - 1 }, (_, i) => ({ ns, name: serviceAccountName(i + 1) }))), width, (sa) =>
+      retry(() => core.createNamespacedServiceAccount({ namespace: sa.ns, body: { metadata: { name: sa.name } } })),
+    );
+  }
   let seeded = 0;
   const progress = setInterval(() => console.log(`  seeding: ${seeded} of ${pods} pods, ${((Date.now() - seeding) / 1000).toFixed(0)} s`), 30_000);
   await pool(Array.from({ length: pods }, (_, i) => i), width, async (i) => {
-    await retry(() => core.createNamespacedPod({ namespace: names[i % namespaces] as string, body: podBody(`pod-${i}`, names[i % namespaces] as string) }));
+    const namespace = names[i % namespaces] as string;
+    await retry(() => core.createNamespacedPod({ namespace, body: podBody(`pod-${i}`, namespace, {}, serviceAccountName(Math.floor(i / namespaces) % serviceAccounts)) }));
     seeded++;
   }).finally(() => clearInterval(progress));
   console.log(`seeded ${namespaces} namespaces and ${pods} pods in ${((Date.now() - seeding) / 1000).toFixed(1)} s (${width} parallel creates)`);
@@ -173,11 +191,20 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const syncer = await startSyncer(config);
   console.log(`\n(b) churn: the syncer runs ${limitText()}`);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  while ((await boundBySyncer(syncer.url)) < namespaces) await new Promise((r) => setTimeout(r, 100));
+  const waiting = Date.now();
+  while ((await boundBySyncer(syncer.url)) < seededSubjects && Date.now() - waiting < 300_000) await new Promise((r) => setTimeout(r, 100));
+  if ((await boundBySyncer(syncer.url)) < seededSubjects) {
+    console.log(`  ${describe(config)}: not converged after 300 s (${await syncerStatus(rbac)}); no churn. See ${syncer.logFile}`);
+    await stopSyncer(syncer);
+    process.exitCode = 1;
+    return;
+  }
   // The bindings as the API server serves them, seen by a watch: one per namespace, every write one event.
   const pending = new Map<string, PendingChange>();
   const latencies: Settled[] = [];
-  const present = new Set<string>();
+  // Which namespaces each binding of the profile holds: one per namespace, or all in the single binding of earlier versions.
+  const held = new Map<string, ReadonlySet<string>>();
+  let present = new Set<string>();
   let watchedWrites = 0;
   let counting = false;
   const watch = await new Watch(kc).watch(
@@ -185,10 +212,9 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
     { labelSelector: PROFILE_SELECTOR },
     (type: string, binding: V1ClusterRoleBinding) => {
       if (counting) watchedWrites++;
-      const namespace = binding.metadata?.labels?.[NAMESPACE_LABEL];
-      if (namespace === undefined) return;
-      if (type !== 'DELETED' && (binding.subjects ?? []).length > 0) present.add(namespace);
-      else present.delete(namespace);
+      const name = binding.metadata?.name ?? '';
+      held.set(name, new Set(type === 'DELETED' ? [] : (binding.subjects ?? []).map((s) => s.namespace ?? '')));
+      present = new Set([...held.values()].flatMap((n) => [...n]));
       latencies.push(...settle(pending, present, Date.now()));
     },
     (err: unknown) => {
@@ -344,23 +370,29 @@ interface SyncerConfig {
   readonly pageSize: number;
   readonly nodeOptions: string;
   readonly env: Readonly<Record<string, string>>;
+  /** The checkout whose built syncer runs (--baseline-root); this one when unset. */
+  readonly root?: string;
 }
 
 interface Syncer {
   readonly process: ManagedProcess;
   readonly url: string;
+  readonly logFile: string;
   /** Where it runs with the deployed memory limit. */
   readonly cgroup?: MemoryCgroup;
 }
 
-async function startSyncer({ podList, pageSize, nodeOptions, env }: SyncerConfig): Promise<Syncer> {
+async function startSyncer({ podList, pageSize, nodeOptions, env, root }: SyncerConfig): Promise<Syncer> {
   const port = await freePort();
   const cgroup = memoryLimit === undefined ? undefined : MemoryCgroup.create(memoryLimit);
+  const logFile = join(mkdtempSync(join(tmpdir(), 'rbac-bench-')), 'rbac-syncer.log');
   const child = await startApp('rbac-syncer', {
+    root,
     wrap: cgroup ? (argv) => cgroup.command(argv) : undefined,
     env: {
       KUBECONFIG: cp.kubeconfigPath,
-      PROFILES_FILE: REFERENCE_PROFILE_FILE,
+      // Each checkout's own reference profile: an earlier syncer refuses fields it does not know.
+      PROFILES_FILE: root ? join(root, relative(repoRoot(), REFERENCE_PROFILE_FILE)) : REFERENCE_PROFILE_FILE,
       PORT: String(port),
       POD_NAMESPACE: 'outrigger-system',
       NODE_OPTIONS: nodeOptions,
@@ -371,13 +403,13 @@ async function startSyncer({ podList, pageSize, nodeOptions, env }: SyncerConfig
       ...env,
     },
     readyUrl: `http://127.0.0.1:${port}/readyz`,
-    logFile: join(mkdtempSync(join(tmpdir(), 'rbac-bench-')), 'rbac-syncer.log'),
+    logFile,
     timeoutMs: 120_000,
   }).catch((error: unknown) => {
     cgroup?.remove();
     throw error;
   });
-  const syncer = { process: child, url: `http://127.0.0.1:${port}`, cgroup };
+  const syncer = { process: child, url: `http://127.0.0.1:${port}`, logFile, cgroup };
   children.push(syncer);
   return syncer;
 }
@@ -399,7 +431,12 @@ function ended(oomKills: number): string {
   return oomKills > 0 ? `OOM-killed at the ${((memoryLimit ?? 0) / MiB).toFixed(0)} MiB limit` : 'exited';
 }
 
-function podBody(name: string, namespace: string, labels: Record<string, string> = {}) {
+/** The i-th ServiceAccount of a seeded namespace: `default`, then names of 200 characters. */
+function serviceAccountName(i: number): string {
+  return i === 0 ? 'default' : `sa-${i}-${'x'.repeat(196 - String(i).length)}`;
+}
+
+function podBody(name: string, namespace: string, labels: Record<string, string> = {}, serviceAccount = 'default') {
   const pod = {
     metadata: {
       name,
@@ -408,10 +445,11 @@ function podBody(name: string, namespace: string, labels: Record<string, string>
         'xxl-agent/enable': 'true',
         'xxl-agent/job-addr': 'http://xxl-job-admin:8080/xxl-job-admin',
         'xxl-agent/target-container': 'app',
-        'xxl-agent/job-name': name,
+        // One workload per namespace: its pods share their annotations, so the same agent.
+        'xxl-agent/job-name': namespace,
       },
     },
-    spec: { containers: [{ name: 'app', image: 'app:1' }] },
+    spec: { serviceAccountName: serviceAccount, containers: [{ name: 'app', image: 'app:1' }] },
   };
   const ctx = { uid: 'bench', namespace, name, operation: 'CREATE', dryRun: false } as unknown as AdmissionContext;
   const result = mutatePod(pod as unknown as JsonObject, ctx, SIDECAR);
@@ -457,7 +495,14 @@ function describe(config: SyncerConfig): string {
   const deployed = config.nodeOptions === DEPLOYED_NODE_OPTIONS ? ' (as deploy/base sets it)' : '';
   const list = config.podList === 'stream' ? 'streaming list' : `page size ${config.pageSize}`;
   const env = Object.entries(config.env).map(([k, v]) => `, ${k}=${v}`).join('');
-  return `${list}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}${env}`;
+  const which = config.root ? `the syncer of ${config.root}` : 'this syncer';
+  return `${which}: ${list}, NODE_OPTIONS=${JSON.stringify(config.nodeOptions)}${deployed}${env}`;
+}
+
+/** The Synced condition of the reference AgentProfile, or the syncer log's last word (PROFILES_FILE has no status). */
+async function syncerStatus(rbac: RbacAuthorizationV1Api): Promise<string | undefined> {
+  const list = await rbac.listClusterRoleBinding({ labelSelector: PROFILE_SELECTOR }).catch(() => undefined);
+  return `${list?.items.length ?? 0} binding(s) of the profile stored`;
 }
 
 function fmt(s: { median: number; min: number; max: number }, digits: number): string {

@@ -19,11 +19,13 @@ export interface AppOptions {
   readonly timeoutMs?: number;
   /** Runs the app through this command line instead (e.g. joining a cgroup first); it must exec the app, so the PID stays. */
   readonly wrap?: (argv: readonly string[]) => readonly string[];
+  /** The checkout whose build runs (a bench's baseline from another commit); this repository by default. */
+  readonly root?: string;
 }
 
 /** Runs a built app (`node dist/apps/<name>/main.js`, as in production) and waits until it is ready. */
 export async function startApp(name: AppName, options: AppOptions): Promise<ManagedProcess> {
-  const main = join(repoRoot(), 'dist', 'apps', name, 'main.js');
+  const main = join(options.root ?? repoRoot(), 'dist', 'apps', name, 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: build it first (npx nx run ${name}:build)`);
   const [command = process.execPath, ...args] = options.wrap ? options.wrap([process.execPath, main]) : [process.execPath, main];
   const child = new ManagedProcess(name, command, args, options.logFile, { ...process.env, LOG_FORMAT: 'text', ...options.env });
