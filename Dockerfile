@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # The image of each service, from the repository root:
 #   docker build --build-arg APP=injector -t ghcr.io/outrigger/injector .        (APP: injector | rbac-syncer | cert-manager)
+# and its version (the release tag, else package version + commit): --build-arg VERSION=$(tools/images/build-version.sh)
 # Behind a TLS-intercepting proxy, pass its CA for npm as a build secret (never stored in a layer):
 #   docker build --secret id=extra-ca,src=/path/to/ca.pem --build-arg APP=injector .
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
@@ -31,6 +32,11 @@ RUN --mount=type=secret,id=extra-ca --mount=type=cache,target=/root/.npm \
 COPY . .
 RUN npx nx run-many -t build -p injector,rbac-syncer,cert-manager --skip-nx-cache --outputStyle=static \
  && npm prune --omit=dev --no-audit --no-fund --loglevel=error
+# The build's version, written beside each service's main.js (the injector stamps it on every pod it
+# injects); after the build, so a new version rebuilds only this layer. Without it a service reports
+# its package version with +dev.
+ARG VERSION=""
+RUN if [ -n "$VERSION" ]; then for app in injector rbac-syncer cert-manager; do printf '%s\n' "$VERSION" > "dist/apps/$app/VERSION"; done; fi
 
 FROM ${NODE_IMAGE} AS runtime
 ARG APP

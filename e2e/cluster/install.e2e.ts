@@ -47,8 +47,11 @@ describe('Outrigger installed from deploy/', () => {
         metadata: { name: 'probe', annotations: { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'probe' } },
         spec: { containers: [{ name: 'app', image: 'localhost/busybox:local' }] },
       })),
-    ) as { spec: { containers: { name: string; image: string }[] } };
+    ) as { metadata: { annotations: Record<string, string> }; spec: { containers: { name: string; image: string }[] } };
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
     expect(pod.spec.containers[1]?.image).toBe('localhost/outrigger/stand-in-agent:local');
+    // The stamp names the build the image was made from (tools/images/build-version.sh), not a bare package version.
+    const stamp = JSON.parse(pod.metadata.annotations['xxl-agent/status'] ?? '{}') as { version?: string };
+    expect(stamp.version).toMatch(/^\d+\.\d+\.\d+(\+[0-9a-f]{12}(\.dirty)?)?$/);
   });
 });

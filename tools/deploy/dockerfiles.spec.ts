@@ -25,7 +25,7 @@ function sources(dir: string): string[] {
 function importedLibs(dir: string): Set<string> {
   const found = new Set<string>();
   for (const file of sources(dir)) {
-    for (const match of readFileSync(file, 'utf8').matchAll(/from '@outrigger\/([a-z-]+)'/g)) found.add(match[1] ?? '');
+    for (const match of readFileSync(file, 'utf8').matchAll(/from '@outrigger\/([a-z-]+)(\/[a-z-]+)?'/g)) found.add(match[1] ?? '');
   }
   return found;
 }
@@ -76,6 +76,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER [1-9][0-9]*:[1-9][0-9]*$/m);
     expect(dockerfile).toContain('CMD ["node", "main.js"]');
     expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+  });
+
+  it('writes the VERSION argument beside each service\'s main.js in the build stage, after the build', () => {
+    const build = dockerfile.slice(dockerfile.indexOf('AS build'), dockerfile.indexOf('AS runtime'));
+    expect(build.indexOf('ARG VERSION')).toBeGreaterThan(build.indexOf('RUN npx nx run-many -t build'));
+    for (const app of APPS) expect(build).toContain(app);
+    expect(build).toMatch(/printf '%s\\n' "\$VERSION" > "dist\/apps\/\$app\/VERSION"/);
   });
 
   it('runs nothing in the runtime stage: it only copies what the build stage made', () => {

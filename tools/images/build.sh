@@ -102,13 +102,16 @@ fi
 # (its three forms as extended regexes).
 ignored=$(sed -e '/^#/d' -e '/^$/d' -e 's#\.#\\.#g' \
   -e 's#^\*\*/\*\(.*\)#\1$#' -e 's#^\*\*/\(.*\)#(^|/)\1(/|$)#' -e 's#^\([^(].*[^$]\)$#^\1(/|$)#' .dockerignore | paste -sd'|')
-context_key=$( { echo "$base_key"; git ls-files -co --exclude-standard | grep -vE "$ignored" | sort -u | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; } | sha256sum | cut -c1-12)
+# The version the services report (the injector's status stamp): part of the key, so a new commit
+# rebuilds the images' last layers.
+version=$(bash tools/images/build-version.sh)
+context_key=$( { echo "$base_key $version"; git ls-files -co --exclude-standard | grep -vE "$ignored" | sort -u | while read -r f; do [ -f "$f" ] && sha256sum "$f"; done; } | sha256sum | cut -c1-12)
 # npm inside the build reaches the registry through the proxy with the host's CA bundle, as a build secret.
 ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
 secret=(); [ -s "$ca" ] && secret=(--secret "id=extra-ca,src=$ca")
 for app in injector rbac-syncer cert-manager; do
   image "localhost/outrigger/$app:local" "$app" Dockerfile . "$context_key" \
-    "${secret[@]}" --build-arg "NODE_IMAGE=$base_ref" --build-arg "APP=$app"
+    "${secret[@]}" --build-arg "NODE_IMAGE=$base_ref" --build-arg "APP=$app" --build-arg "VERSION=$version"
 done
 # Each rebuild leaves the previous build stage behind, untagged: drop them once a dozen pile up.
 if [ "$(b images --filter dangling=true -q | wc -l)" -gt 12 ]; then b rmi --prune >/dev/null; fi
