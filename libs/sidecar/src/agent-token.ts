@@ -65,13 +65,20 @@ function keepsPodToken(profile: AgentProfile, pod: JsonObject): boolean | Denied
 /** An opted-in pod that already uses the name of the agent's token volume for something else. */
 export const TOKEN_VOLUME_TAKEN_REASON = 'token-volume-taken';
 
+/** What prepareAgentTokens did to the pod's own token. */
+export interface PreparedTokens {
+  readonly type: 'prepared';
+  /** It set `automountServiceAccountToken: false` (the pod had not). */
+  readonly automountTurnedOff: boolean;
+}
+
 /**
  * Readies a pod for the agents of `profiles` (before they are added): refuses what agentToken
  * refuses and a pod that uses the agent's volume name itself, removes the pod's own token where a
  * profile takes it away, and adds the agent's token volume where an agent needs it. Each agent's
  * mount is then agentToken(profile, pod).mount, on the pod as changed here.
  */
-export function prepareAgentTokens(pod: JsonObject, spec: JsonObject, profiles: readonly AgentProfile[]): DeniedResult | undefined {
+export function prepareAgentTokens(pod: JsonObject, spec: JsonObject, profiles: readonly AgentProfile[]): DeniedResult | PreparedTokens {
   const tokens: AgentToken[] = [];
   for (const profile of profiles) {
     const token = agentToken(profile, pod);
@@ -80,11 +87,12 @@ export function prepareAgentTokens(pod: JsonObject, spec: JsonObject, profiles: 
   }
   const taken = tokenVolumeTaken(spec);
   if (taken !== undefined) return denied(422, taken, TOKEN_VOLUME_TAKEN_REASON);
+  const automountTurnedOff = tokens.some((token) => token.podTokenRemoved) && member(spec, 'automountServiceAccountToken') !== false;
   // Only an agentOnly profile removes the pod's token, and its agent needs the volume anyway.
   if (tokens.some((token) => token.podTokenRemoved)) removePodToken(spec);
   const present = (arrayMember(spec, 'volumes') ?? []).some((v) => isJsonObject(v) && stringMember(v, 'name') === AGENT_TOKEN_VOLUME);
   if (!present && tokens.some((token) => token.volume !== undefined)) ensureArrayMember(spec, 'volumes').push(agentTokenVolume());
-  return undefined;
+  return { type: 'prepared', automountTurnedOff };
 }
 
 /** Why the pod may not get the agent's token volume: it has a volume of that name not as the injector writes it, or mounts one it lacks. */

@@ -7,9 +7,22 @@ export function statusAnnotation(profile: AgentProfile): string {
   return `${profile.annotationPrefix}${STATUS_SUFFIX}`;
 }
 
-/** The status value: which profile, which exact profile content, which injector. */
-export function statusValue(profile: AgentProfile, injectorVersion: string): string {
-  return JSON.stringify({ profile: profile.name, hash: profileHash(profile), version: injectorVersion });
+/**
+ * The status value: which profile, which exact profile content, which injector, and whether the
+ * injector set `automountServiceAccountToken: false` (so that uninject can take it out again).
+ */
+export function statusValue(profile: AgentProfile, injectorVersion: string, automountOff = false): string {
+  return JSON.stringify({ profile: profile.name, hash: profileHash(profile), version: injectorVersion, ...(automountOff ? { automountOff } : {}) });
+}
+
+/** Whether a status value says the injector turned the pod's automatic token off. */
+export function statusTurnedAutomountOff(value: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isJsonObject(parsed) && parsed['automountOff'] === true;
+  } catch {
+    return false;
+  }
 }
 
 /**

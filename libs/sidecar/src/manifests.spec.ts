@@ -11,7 +11,7 @@ import { agentTokenVolume } from './service-account-token.js';
 const XXL_JOB_PROFILE = referenceProfile();
 
 const OPTIONS: InjectManifestsOptions = { profiles: [XXL_JOB_PROFILE], injectorVersion: '0.1.0' };
-const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: '0.1.0' });
+const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: '0.1.0', automountOff: true });
 
 function inject(text: string, options: InjectManifestsOptions = OPTIONS) {
   const result = injectManifests(text, options);
@@ -299,23 +299,17 @@ describe('uninjectManifests', () => {
     expect(removed.value.yaml).toBe(original);
   });
 
-  it('removes the agent token volume of an agentOnly profile, and keeps automountServiceAccountToken: false with a warning', () => {
+  it('gives back exactly what an agentOnly profile injected into: the token volume and the automount the injector set go', () => {
     const original = loadTextFixture('manifests/shop.yaml');
     const removed = uninjectManifests(inject(original).yaml, OPTIONS);
-    if (!removed.ok) throw new Error(removed.error);
-    const turnedOff = (document: JsonObject | undefined, path: string[]) => {
-      const copy = structuredClone(document ?? {});
-      objectAt(copy, ...path, 'spec')['automountServiceAccountToken'] = false;
-      return copy;
-    };
-    const before = documents(original);
-    const after = documents(removed.value.yaml);
-    expect(after[1]).toEqual(turnedOff(before[1], ['spec', 'template']));
-    expect(after[3]).toEqual(turnedOff(before[3], ['spec', 'jobTemplate', 'spec', 'template']));
-    expect(removed.value.warnings).toEqual([
-      'document 1 (Deployment orders): automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not',
-      'document 3 (CronJob export): automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not',
-    ]);
+    expect(removed).toMatchObject({ ok: true, value: { yaml: original, warnings: [] } });
+  });
+
+  it('keeps automountServiceAccountToken: false where the template had it before injection', () => {
+    const pod = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    xxl-agent/enable: "true"\n    xxl-agent/job-addr: http://admin:8080\n    xxl-agent/target-container: app\n    xxl-agent/job-name: j\nspec:\n  automountServiceAccountToken: false\n  containers:\n    - name: app\n      image: busybox\n';
+    const injected = inject(pod).yaml;
+    expect(injected).not.toContain('automountOff');
+    expect(uninjectManifests(injected, OPTIONS)).toMatchObject({ ok: true, value: { yaml: pod } });
   });
 
   it('removes a native sidecar and the initContainers list it created', () => {

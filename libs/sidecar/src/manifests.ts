@@ -3,7 +3,7 @@ import YAML from 'yaml';
 import type { AdmissionContext } from '@outrigger/admission';
 import { err, isJsonObject, type JsonObject, mutatePod, objectMember, ok, pointerTokens, type Result, stringMember } from '@outrigger/admission';
 import { carriesPodTemplate, isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
-import { statusAnnotation } from './injection-status.js';
+import { statusAnnotation, statusTurnedAutomountOff } from './injection-status.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
 import { sidecarExtension, type SidecarExtensionOptions } from './sidecar-extension.js';
 
@@ -95,9 +95,8 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
 /**
  * The reverse of injectManifests: removes from every pod template the agent containers, status
  * annotations and agent token volume the injector wrote (recognised by the status annotation of a
- * profile in `profiles`). `uninjectManifests(injectManifests(x)) === x` for what injectManifests
- * produced, except that `automountServiceAccountToken: false` stays (with a warning): the template
- * may have had it before, and removing it would hand the pod's token back to every container.
+ * profile in `profiles`), and `automountServiceAccountToken` where that status says the injector
+ * set it. `uninjectManifests(injectManifests(x)) === x` for what injectManifests produced.
  */
 export function uninjectManifests(yamlText: string, options: Pick<InjectManifestsOptions, 'profiles'>): Result<ManifestInjection> {
   return editManifests(yamlText, (target) => {
@@ -106,7 +105,6 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
     if (templatePath === undefined || !isJsonObject(template)) return ok({ decision: 'passed-through', warnings: [], set: [], remove: [] });
     const annotations = objectMember(objectMember(template, 'metadata') ?? {}, 'annotations') ?? {};
     const remove: (string | number)[][] = [];
-    const warnings: string[] = [];
     const at = (...path: (string | number)[]) => [...target.prefix, ...templatePath, ...path];
     const spec = objectMember(template, 'spec') ?? {};
     const injected = options.profiles.filter((profile) => statusAnnotation(profile) in annotations);
@@ -114,9 +112,8 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
     const tokenVolume = Array.isArray(volumes) ? volumes.findIndex((v) => isJsonObject(v) && v['name'] === AGENT_TOKEN_VOLUME) : -1;
     // The list was created for the token volume alone: remove the list, as it was before.
     if (injected.length > 0 && tokenVolume >= 0) remove.push(Array.isArray(volumes) && volumes.length === 1 ? at('spec', 'volumes') : at('spec', 'volumes', tokenVolume));
-    if (spec['automountServiceAccountToken'] === false && injected.some((profile) => profile.serviceAccountToken?.agentOnly)) {
-      warnings.push('automountServiceAccountToken: false stays (the injector sets it for an agentOnly profile, but the template may have had it before); remove it if the template did not');
-    }
+    const turnedOff = injected.some((profile) => statusTurnedAutomountOff(String(annotations[statusAnnotation(profile)])));
+    if (turnedOff && spec['automountServiceAccountToken'] === false) remove.push(at('spec', 'automountServiceAccountToken'));
     for (const profile of injected) {
       const key = statusAnnotation(profile);
       remove.push(at('metadata', 'annotations', key));
@@ -129,7 +126,7 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
         remove.push(containers.length === 1 && list === 'initContainers' ? at('spec', list) : at('spec', list, index));
       }
     }
-    return ok({ decision: remove.length > 0 ? 'removed' : 'skipped:not-injected', warnings, set: [], remove });
+    return ok({ decision: remove.length > 0 ? 'removed' : 'skipped:not-injected', warnings: [], set: [], remove });
   });
 }
 

@@ -12,7 +12,8 @@ import { sidecarExtension } from './sidecar-extension.js';
 const XXL_JOB_PROFILE = referenceProfile();
 
 const VERSION = '0.1.0-test';
-const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION });
+/** The reference profile's status; it turned the pod's automatic token off (the fixture pods had it on). */
+const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION, automountOff: true });
 
 /** The reference profile (its one copy) and the tracing fixture, as one profiles file holds them. */
 function twoProfiles(): AgentProfile[] {

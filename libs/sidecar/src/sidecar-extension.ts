@@ -82,8 +82,8 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
       if (!Array.isArray(plans)) return plans;
       const tokens = prepareAgentTokens(pod, spec, pending);
-      if (tokens) return Object.assign({}, tokens, { warnings });
-      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion);
+      if (tokens.type === 'denied') return Object.assign({}, tokens, { warnings });
+      for (const plan of plans) inject(pod, spec, plan, options.injectorVersion, tokens.automountTurnedOff);
       return mutated({ warnings });
     },
   };
@@ -122,11 +122,12 @@ function planInjections(
 }
 
 /** Appends only (never inserts) so the patch is a single `add` at the end of each list. */
-function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string): void {
+function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string, automountTurnedOff: boolean): void {
   const list = plan.profile.nativeSidecar ? 'initContainers' : 'containers';
   const token = agentToken(plan.profile, pod);
   withServiceAccountToken(plan.container, 'mount' in token ? token.mount : undefined);
+  const turnedOffForIt = automountTurnedOff && 'podTokenRemoved' in token && token.podTokenRemoved;
   ensureArrayMember(spec, list).push(plan.container);
   const annotations = ensureObjectMember(ensureObjectMember(pod, 'metadata'), 'annotations');
-  setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion));
+  setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion, turnedOffForIt));
 }
