@@ -23,6 +23,7 @@ const PROFILE = {
   bindingKind: 'ClusterRoleBinding',
   accepted: { status: 'True', reason: 'Valid', message: 'generation 3 is in force' },
   synced: { status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec binds 4 ServiceAccount(s) to ClusterRole xxl-agent-exec' },
+  podSecurity: 'restricted' as const,
 };
 
 const healthy: InstallState = {
@@ -112,6 +113,16 @@ describe('checkLines', () => {
     expect(checkLines({ ...healthy, profiles: [refused] }).find((l) => l.check === 'profile xxl-job')?.message).toBe('generation 3 not accepted: Invalid: spec.container.image: is required (generation 2 stays in force)');
     const unsynced = { ...PROFILE, synced: { status: 'False', reason: 'ExecGuardMissing', message: 'kept empty' } };
     expect(checkLines({ ...healthy, profiles: [unsynced] }).find((l) => l.check === 'profile xxl-job')?.message).toBe('not synced: ExecGuardMissing: kept empty');
+  });
+
+  it('says which Pod Security level the agent meets, and fails an agent below the floor even where an older status says Accepted', () => {
+    expect(checkLines(healthy).find((l) => l.check === 'profile xxl-job')?.message).toMatch(/; its agent meets Pod Security restricted$/);
+    const { podSecurity: _level, ...stale } = PROFILE;
+    const belowFloor = { ...stale, refusal: 'AgentProfile xxl-job: spec.container.securityContext.privileged: must not be true (Pod Security baseline; only spec.dangerouslyAllowPodSecurity: privileged accepts less)' };
+    expect(checkLines({ ...healthy, profiles: [belowFloor] }).find((l) => l.check === 'profile xxl-job')).toMatchObject({
+      result: 'fail',
+      message: `generation 3 is refused by this version's profile schema, though its status says Accepted: ${belowFloor.refusal}`,
+    });
   });
 
   it('warns, without failing, about a certificate expiring within 7 days and about no labelled namespace', () => {

@@ -124,6 +124,7 @@ function profiles({ profiles, injectorReplicas }: InstallState): CheckLine[] {
   return profiles.map((p) => {
     const check = `profile ${p.name}`;
     if (p.accepted?.status !== 'True') return fail(check, `generation ${p.generation} not accepted: ${p.accepted ? `${p.accepted.reason}: ${p.accepted.message}` : 'no status yet (is the rbac-syncer running?)'}`, `kubectl get agentprofile ${p.name} -o yaml`);
+    if (p.refusal) return fail(check, `generation ${p.generation} is refused by this version's profile schema, though its status says Accepted: ${p.refusal}`, 'fix the fields named; is the rbac-syncer older than this CLI?');
     if (p.observedGeneration !== p.generation) return fail(check, `the rbac-syncer has seen generation ${p.observedGeneration ?? 'none'}, the object is at ${p.generation}`, 'is the rbac-syncer running and leading?');
     const behind = injectorReplicas.filter((r) => r.generations !== undefined && r.generations[p.name] !== p.generation);
     if (behind.length > 0) {
@@ -131,7 +132,7 @@ function profiles({ profiles, injectorReplicas }: InstallState): CheckLine[] {
       return fail(check, `the injector and the rbac-syncer differ: generation ${p.generation} is in force in the rbac-syncer, ${which}`, 'an injector that cannot watch AgentProfiles keeps the last ones it saw: see its logs');
     }
     if (p.synced?.status !== 'True') return fail(check, `not synced: ${p.synced ? `${p.synced.reason}: ${p.synced.message}` : 'no Synced condition'}`, `kubectl get agentprofile ${p.name} -o yaml`);
-    return pass(check, `generation ${p.generation} in force in both services; ${p.synced.message}`);
+    return pass(check, `generation ${p.generation} in force in both services; ${p.synced.message}; its agent meets Pod Security ${p.podSecurity ?? 'unknown'}`);
   });
 }
 

@@ -1,4 +1,4 @@
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
@@ -188,6 +188,8 @@ function profileView(obj: Json): ProfileView {
   };
   const accepted = condition('Accepted');
   const synced = condition('Synced');
+  // Judged here too: a status written by an older rbac-syncer can still say Accepted.
+  const parsed = parseAgentProfile(obj);
   return {
     name: String(obj.metadata?.name),
     generation: Number(obj.metadata?.generation ?? 0),
@@ -195,6 +197,7 @@ function profileView(obj: Json): ProfileView {
     ...(obj.spec?.rbac?.binding?.kind ? { bindingKind: String(obj.spec.rbac.binding.kind) } : {}),
     ...(accepted ? { accepted } : {}),
     ...(synced ? { synced } : {}),
+    ...(parsed.ok ? { podSecurity: agentPodSecurityLevel(parsed.value) } : { refusal: parsed.error.split('\n').join('; ') }),
   };
 }
 

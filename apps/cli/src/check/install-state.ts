@@ -1,3 +1,4 @@
+import type { PodSecurityLevel } from '@outrigger/agent-profiles';
 import type { ParsedCertificate } from '@outrigger/pki';
 
 /** What `outrigger check` reads from the cluster, parsed once (install-state.reader.ts). */
@@ -84,4 +85,8 @@ export interface ProfileView {
   readonly bindingKind?: string;
   readonly accepted?: ConditionView;
   readonly synced?: ConditionView;
+  /** Why this version's profile schema refuses the spec (the Pod Security floor among its rules), whatever the status says. */
+  readonly refusal?: string;
+  /** The Pod Security level the profile's agent meets, when the spec is valid. */
+  readonly podSecurity?: PodSecurityLevel;
 }
