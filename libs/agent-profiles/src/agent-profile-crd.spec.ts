@@ -42,6 +42,6 @@ describe('agentProfileCrd', () => {
     const spec = (root['properties'] as Record<string, Schema>)['spec'] as Schema;
     expect(Object.keys(spec['properties'] as Schema)).toEqual(['annotationPrefix', 'container', 'parameters', 'fieldEnv', 'nativeSidecar', 'dangerouslyAllowHostNamespaces', 'serviceAccountToken', 'dangerouslyAllowPodSecurity', 'rbac']);
     expect(spec['required']).toEqual(['annotationPrefix', 'container']);
-    expect(Object.keys(((root['properties'] as Record<string, Schema>)['status'] as Schema)['properties'] as Schema)).toEqual(['observedGeneration', 'boundSubjects', 'conditions']);
+    expect(Object.keys(((root['properties'] as Record<string, Schema>)['status'] as Schema)['properties'] as Schema)).toEqual(['observedGeneration', 'boundSubjects', 'agentPodSecurity', 'conditions']);
   });
 });

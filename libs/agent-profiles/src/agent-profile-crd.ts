@@ -2,6 +2,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_KIND } from './agent-profile-object.js';
 import { celRule, celString } from './crd-meta.js';
+import { POD_SECURITY_LEVELS } from './pod-security.js';
 import { DNS_LABEL, DNS_LABEL_MAX } from '@outrigger/admission';
 import { agentProfileSchema } from './profile-schema.js';
 
@@ -55,6 +56,7 @@ export function agentProfileCrd(): Schema {
             { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
             { name: 'Synced', type: 'string', jsonPath: '.status.conditions[?(@.type=="Synced")].status' },
             { name: 'Subjects', type: 'integer', jsonPath: '.status.boundSubjects' },
+            { name: 'Pod-Security', type: 'string', jsonPath: '.status.agentPodSecurity', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {
@@ -86,6 +88,8 @@ const STATUS: Schema = {
   properties: {
     observedGeneration: { type: 'integer', format: 'int64' },
     boundSubjects: { type: 'integer', format: 'int32' },
+    /** The strictest Pod Security Standard the agent container meets (of the generation in force). */
+    agentPodSecurity: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
     conditions: {
       type: 'array',
       'x-kubernetes-list-type': 'map',

@@ -436,6 +436,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       overCap: plan?.overCap,
       maxPerNamespace: this.config.maxPerNamespace,
       subjects: plan?.subjects ?? outcome.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
+      profile,
       now: new Date(),
     });
     const written = this.statusWritten.get(name);

@@ -1,3 +1,4 @@
+import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
 import { profileStatus, type ProfileStatusInput } from './profile-status.js';
 
@@ -23,6 +24,12 @@ describe('profileStatus', () => {
         { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec.<namespace> (one per namespace) binds 3 ServiceAccount(s) to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
       ],
     });
+  });
+
+  it('says which Pod Security Standard the agent in force meets', () => {
+    expect(profileStatus({ ...base, profile: referenceProfile() }).agentPodSecurity).toBe('restricted');
+    const weak = { ...referenceProfile(), container: { ...referenceProfile().container, securityContext: { privileged: true } }, dangerouslyAllowPodSecurity: 'privileged' as const };
+    expect(profileStatus({ ...base, profile: weak }).agentPodSecurity).toBe('privileged');
   });
 
   it('keeps the transition time of a condition whose status did not change', () => {

@@ -1,4 +1,4 @@
-import type { ProfileVerdict } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentPodSecurityLevel, type PodSecurityLevel, type ProfileVerdict } from '@outrigger/agent-profiles';
 import type { ProfileRbac } from './rbac-objects.js';
 
 /** A metav1.Condition as stored on an AgentProfile. */
@@ -18,6 +18,8 @@ export interface ProfileStatus {
   readonly conditions: readonly StoredCondition[];
   /** ServiceAccounts bound for this profile. */
   readonly boundSubjects: number;
+  /** The strictest Pod Security Standard the agent of the generation in force meets. */
+  readonly agentPodSecurity?: PodSecurityLevel;
 }
 
 export interface ProfileStatusInput {
@@ -39,6 +41,8 @@ export interface ProfileStatusInput {
   readonly overCap?: ReadonlyMap<string, number>;
   readonly maxPerNamespace?: number;
   readonly subjects: number;
+  /** The profile in force (for the level its agent meets). */
+  readonly profile?: AgentProfile;
   readonly now: Date;
 }
 
@@ -55,6 +59,7 @@ export function profileStatus(input: ProfileStatusInput): ProfileStatus {
     observedGeneration: verdict.generation,
     conditions: [accepted, condition(input, 'Synced', status, reason, message, verdict.inForceGeneration ?? verdict.generation)],
     boundSubjects: input.subjects,
+    ...(input.profile ? { agentPodSecurity: agentPodSecurityLevel(input.profile) } : {}),
   };
 }
 
