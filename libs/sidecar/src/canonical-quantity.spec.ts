@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalQuantity } from './canonical-quantity.js';
 
 describe('canonicalQuantity', () => {
-  // Pairs as kube-apiserver stores them (resource.Quantity's String()).
+  // Pairs as kube-apiserver stores them in a resource list (verify-injected-agent.e2e.ts asks it).
   it.each([
     ['0.5', '500m'],
     ['0.1', '100m'],
@@ -27,7 +27,10 @@ describe('canonicalQuantity', () => {
     ['1Ki', '1Ki'],
     ['0', '0'],
     ['0m', '0'],
-    ['0.0000000001', '1n'],
+    ['0.0000000001', '1m'],
+    ['100u', '1m'],
+    ['1.0001', '1001m'],
+    ['5n', '1m'],
     ['.5', '500m'],
     ['5.', '5'],
     ['+2', '2'],

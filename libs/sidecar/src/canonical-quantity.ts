@@ -5,10 +5,11 @@ const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 const DECIMAL_NAMES = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exponent]) => [exponent, suffix]));
 
 /**
- * A resource quantity as the API server stores it (Go's resource.Quantity.String()): "0.5" is
- * "500m", "1024Mi" is "1Gi", "1000" is "1k", "1e3" stays "1e3"; precision below nano rounds up.
- * A number is read as its JSON text, as the API server reads an unquoted quantity. Undefined for
- * anything that is not a quantity or lies outside what this models (a difference, never a match).
+ * A quantity of a resource list as the API server stores it (Go's resource.Quantity.String() after
+ * SetDefaults_ResourceList): "0.5" is "500m", "1024Mi" is "1Gi", "1000" is "1k", "1e3" stays "1e3",
+ * and precision below milli rounds up ("1n" is "1m"). A number is read as its JSON text, as the API
+ * server reads an unquoted quantity. Undefined for anything that is not a quantity or lies outside
+ * what this models (a difference, never a match).
  */
 export function canonicalQuantity(value: unknown): string | undefined {
   const text = typeof value === 'number' ? JSON.stringify(value) : value;
@@ -24,11 +25,11 @@ export function canonicalQuantity(value: unknown): string | undefined {
   else if (exponentForm) exponent += Number(suffix.slice(1));
   else exponent += DECIMAL_SUFFIXES[suffix] ?? 0;
   if (mantissa === 0n) return '0';
-  if (exponent < -9) {
-    // Go keeps nano precision and rounds away from zero.
-    const divisor = 10n ** BigInt(-9 - exponent);
+  if (exponent < -3) {
+    // Resource lists are rounded up to milli when defaulted.
+    const divisor = 10n ** BigInt(-3 - exponent);
     const rounded = mantissa / divisor + (mantissa % divisor === 0n ? 0n : mantissa > 0n ? 1n : -1n);
-    [mantissa, exponent] = [rounded, -9];
+    [mantissa, exponent] = [rounded, -3];
   }
   if (binary > 0) {
     const integer = exponent >= 0 ? mantissa * 10n ** BigInt(exponent) : mantissa % 10n ** BigInt(-exponent) === 0n ? mantissa / 10n ** BigInt(-exponent) : undefined;

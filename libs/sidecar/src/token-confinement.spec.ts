@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '@outrigger/admission';
 import { tokenConfinementProblem } from './token-confinement.js';
 
+const isAgent = (name: string) => name === 'agent';
 const AGENT_MOUNT = { name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' };
 
 function spec(overrides: JsonObject = {}): JsonObject {
@@ -15,16 +16,17 @@ function spec(overrides: JsonObject = {}): JsonObject {
 
 describe('tokenConfinementProblem', () => {
   it('is undefined when only the agent can read a token', () => {
-    expect(tokenConfinementProblem(spec(), 'agent')).toBeUndefined();
+    expect(tokenConfinementProblem(spec(), isAgent)).toBeUndefined();
   });
 
   it('names what gives another container a token', () => {
-    expect(tokenConfinementProblem(spec({ automountServiceAccountToken: true }), 'agent')).toMatch(/^spec\.automountServiceAccountToken is not false/);
-    expect(tokenConfinementProblem(spec({ shareProcessNamespace: true }), 'agent')).toMatch(/^spec\.shareProcessNamespace is true/);
+    expect(tokenConfinementProblem(spec({ automountServiceAccountToken: true }), isAgent)).toMatch(/^spec\.automountServiceAccountToken is not false/);
+    expect(tokenConfinementProblem(spec({ shareProcessNamespace: true }), isAgent)).toMatch(/^spec\.shareProcessNamespace is true/);
     const ownToken = spec();
     (ownToken['volumes'] as JsonObject[]).push({ name: 'kube-api-access-x', projected: { sources: [{ configMap: { name: 'c' } }, { serviceAccountToken: { path: 't' } }] } });
-    expect(tokenConfinementProblem(ownToken, 'agent')).toBe("volume kube-api-access-x projects a ServiceAccount token besides the agent's");
+    expect(tokenConfinementProblem(ownToken, isAgent)).toBe("volume kube-api-access-x projects a ServiceAccount token besides the agent's");
     const initMount = spec({ initContainers: [{ name: 'init', image: 'i:1', volumeMounts: [{ ...AGENT_MOUNT, mountPath: '/t' }] }] });
-    expect(tokenConfinementProblem(initMount, 'agent')).toBe("container init mounts outrigger-agent-token, the agent's token volume");
+    expect(tokenConfinementProblem(initMount, isAgent)).toBe("container init mounts outrigger-agent-token, the agent's token volume");
+    expect(tokenConfinementProblem(initMount, (name) => name === 'agent' || name === 'init')).toBeUndefined();
   });
 });

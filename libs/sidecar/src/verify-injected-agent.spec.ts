@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { isJsonObject, type JsonObject, type JsonValue } from '@outrigger/admission';
-import { referenceProfile } from '@outrigger/agent-profiles';
-import { loadReview, requestObject } from './testing/fixtures.js';
+import { applyPatchCopy, decodePatch, isJsonObject, type JsonObject, type JsonValue, reviewResponse } from '@outrigger/admission';
+import { parseProfiles, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { sidecarExtension } from './sidecar-extension.js';
+import { loadReview, loadTextFixture, requestObject, withAnnotations } from './testing/fixtures.js';
 import { arrayAt, objectAt } from './testing/pods.js';
 import { verifyInjectedAgent } from './verify-injected-agent.js';
 
@@ -84,6 +86,21 @@ describe('verifyInjectedAgent', () => {
     );
     expect(problemAfter((pod) => (objectAt(tokenVolume(pod), 'projected')['defaultMode'] = 511))).toBe('volume outrigger-agent-token is not what the injector writes');
     expect(problemAfter((pod) => (objectAt(pod, 'metadata', 'annotations')['xxl-agent/keep-pod-token'] = 'true'))).toMatch(/^the injector would refuse it: annotation xxl-agent\/keep-pod-token: profile xxl-job does not let pods keep/);
+  });
+
+  it('lets the verified agents of other profiles in force share the agent\'s token, and nothing else', () => {
+    const parsed = parseProfiles([readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), loadTextFixture('profiles/tracing.yaml')].join('\n---\n'));
+    if (!parsed.ok) throw new Error(parsed.error);
+    const [xxlJob, tracing] = parsed.value;
+    if (!xxlJob || !tracing) throw new Error('two profiles expected');
+    const review = withAnnotations(loadReview('v1-pod-opted-in'), { 'tracing.example.com/enable': 'true' });
+    const outcome = reviewResponse(review, [sidecarExtension({ profiles: parsed.value, injectorVersion: '1.0.0' })]);
+    const pod = applyPatchCopy(requestObject(review), decodePatch(outcome.reply.response.patch ?? ''));
+    expect(verifyInjectedAgent(pod, xxlJob, parsed.value)).toEqual({ ok: true });
+    expect(verifyInjectedAgent(pod, tracing, parsed.value)).toEqual({ ok: true });
+    expect(verifyInjectedAgent(pod, xxlJob)).toEqual({ ok: false, problem: "container trace-agent mounts outrigger-agent-token, the agent's token volume" });
+    item(arrayAt(pod, 'spec', 'initContainers'), 0)['command'] = ['sh'];
+    expect(verifyInjectedAgent(pod, xxlJob, parsed.value)).toEqual({ ok: false, problem: "container trace-agent mounts outrigger-agent-token, the agent's token volume" });
   });
 
   it('gives the same verdict when called again for another pod of the same workload (memoized rendering)', () => {

@@ -20,9 +20,16 @@ const OK: AgentVerdict = { ok: true };
  * (parameters from its annotations, fieldEnv, static env, list and restartPolicy, token mount and
  * token volume, the pod's own token taken away where the profile says so), as the API server
  * stores it: only the defaults it applies are tolerated (withApiServerDefaults), any other
- * difference is a `problem` naming the field. The rbac-syncer binds only such pods.
+ * difference is a `problem` naming the field. The rbac-syncer binds only such pods. `inForce`:
+ * the other profiles in force, whose verified agents may share the agent's token volume in a pod
+ * with several agents; without them, only this profile's agent may mount it.
  */
-export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile): AgentVerdict {
+export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[] = []): AgentVerdict {
+  return verify(pod, profile, inForce, true);
+}
+
+/** `confine`: check that only verified agents share the token (off for that nested check). */
+function verify(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[], confine: boolean): AgentVerdict {
   const spec = objectMember(pod, 'spec');
   if (!spec) return notOk('the pod has no spec');
   const host = hostNamespaceProblem(spec, profile);
@@ -43,7 +50,8 @@ export function verifyInjectedAgent(pod: JsonObject, profile: AgentProfile): Age
 
   const token = agentToken(profile, pod);
   if ('type' in token) return notOk(`the injector would refuse it: ${token.message}`);
-  const tokenProblem = podTokenProblem(spec, name, token);
+  const isAgent = (container: string) => container === name || inForce.some((other) => other !== profile && other.container.name === container && verify(pod, other, inForce, false).ok);
+  const tokenProblem = podTokenProblem(spec, token, confine ? isAgent : undefined);
   if (tokenProblem !== undefined) return notOk(tokenProblem);
 
   const hostNetwork = member(spec, 'hostNetwork') === true;
@@ -67,13 +75,13 @@ function named(spec: JsonObject, list: 'containers' | 'initContainers', name: st
   return found;
 }
 
-/** The pod-level part of the token decision: the agent's volume as written, and kept the agent's alone. */
-function podTokenProblem(spec: JsonObject, agentName: string, token: AgentToken): string | undefined {
+/** The pod-level part of the token decision: the agent's volume as written, and kept to the agents. */
+function podTokenProblem(spec: JsonObject, token: AgentToken, isAgent: ((container: string) => boolean) | undefined): string | undefined {
   if (token.volume) {
     const volumes = (arrayMember(spec, 'volumes') ?? []).filter((v) => isJsonObject(v) && stringMember(v, 'name') === AGENT_TOKEN_VOLUME);
     if (volumes.length !== 1 || !jsonEqual(token.volume, volumes[0])) return `volume ${AGENT_TOKEN_VOLUME} is not what the injector writes`;
   }
-  return token.podTokenRemoved ? tokenConfinementProblem(spec, agentName) : undefined;
+  return token.podTokenRemoved && isAgent ? tokenConfinementProblem(spec, isAgent) : undefined;
 }
 
 /** The token mount depends on the pod's volumes, so it is added per pod, on a copy. */
