@@ -88,7 +88,7 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     // --warnings-as-errors: kubectl exits non-zero on the warning (the change itself is applied).
     const annotate = () => kubectl(['annotate', '-n', ns, 'pod', 'late', '--warnings-as-errors', ...Object.entries(OPT_IN).map(([k, v]) => `${k}=${v}`)]);
     expect(annotate).toThrow(
-      'outrigger: xxl-agent/enable added after the pod was created: agents are injected only at creation, so this pod gets no agent and no RBAC',
+      'outrigger: xxl-agent/enable added after the pod was created: agents are injected only at creation, so this change adds no agent, and the rbac-syncer binds nothing for a pod whose agent was not injected at creation',
     );
     expect(kubectl(['get', 'pod', 'late', '-n', ns, '-o', 'jsonpath={.metadata.annotations.xxl-agent/enable}'])).toBe('true');
     // The control: a real agent created after the UPDATE is bound, so the syncer has seen both.
