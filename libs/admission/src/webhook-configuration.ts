@@ -32,6 +32,8 @@ export interface MutatingWebhookConfigurationOptions {
   /**
    * When given (see optInAnnotationKeys), only pods carrying one of these annotations are sent
    * to the webhook at all: other pods never wait on it, or fail with it, under failurePolicy Fail.
+   * The shipped configuration leaves it out: the webhook must see pods that do not opt in too, to
+   * refuse a forged agent before an opt-in added later could get it bound.
    */
   readonly optInAnnotations?: readonly string[];
 }
