@@ -139,14 +139,16 @@ describe('injector registered with a real kube-apiserver', () => {
     expect(created.spec?.containers.map((c) => c.name)).toEqual(['app']);
   });
 
-  it('is idempotent: a pod that already carries the injected agent (a copied spec) gets no second one', async () => {
+  it('is idempotent: a pod that already carries the injected agent exactly (a copied spec) gets no second one; a copy without its token volume is refused', async () => {
     const namespace = await createTestNamespace(kc, 'twice', enabled);
     const first = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'first') });
-    // As `kubectl get pod -o yaml` and re-create would: the token volume is added again by the API server.
-    const containers = (first.spec?.containers ?? []).map(({ volumeMounts: _mounts, ...container }) => container);
-    const copy: V1Pod = { metadata: { name: 'copy', annotations: first.metadata?.annotations }, spec: { containers } };
+    // As `kubectl get pod -o yaml` and re-create would: the agent, its token volume, the pod's token off.
+    const { containers, volumes, automountServiceAccountToken } = first.spec ?? { containers: [] };
+    const copy: V1Pod = { metadata: { name: 'copy', annotations: first.metadata?.annotations }, spec: { containers, volumes, automountServiceAccountToken } };
     const created = await core.createNamespacedPod({ namespace, body: copy });
     expect(created.spec?.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
+    const partial: V1Pod = { metadata: { name: 'partial', annotations: first.metadata?.annotations }, spec: { containers } };
+    expect(await createError(namespace, partial)).toMatch(/profile xxl-job: the pod carries annotation xxl-agent\/status and a xxl-agent container that is not the injector's \(volume outrigger-agent-token is not what the injector writes\)/);
   });
 
   it('is called once per pod create: the agent comes with the token mount the ServiceAccount plugin would add on reinvocation', async () => {
