@@ -369,6 +369,19 @@ describe('pods that are left alone', () => {
     expect(run(withAnnotations(review, { 'xxl-agent/enable': 'false' })).decision).toBe('skipped:not-opted-in');
   });
 
+  it('refuses an opted-in pod in which the agentOnly token would not stay the agent\'s, naming the profile and the field', () => {
+    const shared = loadReview('v1-pod-opted-in');
+    objectAt(requestObject(shared), 'spec')['shareProcessNamespace'] = true;
+    const { code, message, decision } = denial(run(shared));
+    expect({ code, decision }).toEqual({ code: 403, decision: 'denied:agent-token-shared' });
+    expect(message).toBe(
+      "profile xxl-job gives the API token to its agent alone (spec.serviceAccountToken.agentOnly), but spec.shareProcessNamespace is true: other containers could read the agent's token; remove that from the pod",
+    );
+    const ownToken = loadReview('v1-pod-opted-in');
+    arrayAt(requestObject(ownToken), 'spec', 'volumes').push({ name: 'mine', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } });
+    expect(denial(run(ownToken)).message).toContain("but volume mine projects a ServiceAccount token besides the agent's");
+  });
+
   it('yields an empty patch when reinvoked on its own output (reinvocationPolicy IfNeeded)', () => {
     for (const name of ['v1-pod-opted-in', 'v1-deployment-pod', 'v1-pod-init-containers', 'v1-pod-unknown-fields']) {
       const review = loadReview(name);

@@ -12,6 +12,7 @@ import { withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 import { unknownProfileAnnotations } from './unknown-annotations.js';
 import { verifyInjectedAgent } from './verify-injected-agent.js';
+import { AGENT_TOKEN_SHARED_REASON, sharedTokenProblem } from './token-confinement.js';
 
 export const SIDECAR_EXTENSION_NAME = 'sidecar';
 
@@ -41,11 +42,12 @@ export interface SidecarExtensionOptions {
  * or not (the status annotation or an agent-named container that is not exactly the injector's:
  * 422), already injected (so reinvocation is a no-op), the node's namespaces (hostNetwork, hostPID,
  * hostIPC unless the profile allows them: 403), the namespace's enforced Pod Security level (403),
- * every parameter (422 denial), then the pod's token (keep-pod-token not allowed: 403). Only after
- * all checks pass is the pod changed.
+ * every parameter (422 denial), then the pod's token (keep-pod-token not allowed: 403; a token
+ * that would not stay the agent's alone: 403). Only after all checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = [...options.profiles];
+  const agentNames = new Set(profiles.map((profile) => profile.container.name));
   const protectedNamespaces = new Set<string>(options.protectedNamespaces ?? SYSTEM_NAMESPACES);
   return {
     name: SIDECAR_EXTENSION_NAME,
@@ -83,6 +85,8 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       if (!Array.isArray(plans)) return plans;
       const tokens = prepareAgentTokens(pod, spec, pending);
       if (tokens.type === 'denied') return Object.assign({}, tokens, { warnings });
+      const shared = sharedTokenProblem(pod, spec, pending, agentNames);
+      if (shared !== undefined) return Object.assign(denied(403, shared, AGENT_TOKEN_SHARED_REASON), { warnings });
       for (const plan of plans) inject(pod, spec, plan, options.injectorVersion, tokens.automountTurnedOff);
       return mutated({ warnings });
     },

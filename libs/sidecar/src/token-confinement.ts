@@ -1,5 +1,10 @@
 import { arrayMember, isJsonObject, type JsonObject, type JsonValue, member, objectMember, stringMember } from '@outrigger/admission';
+import type { AgentProfile } from '@outrigger/agent-profiles';
+import { agentToken } from './agent-token.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
+
+/** An opted-in pod in which the agent's token would not be the agent's alone: refused, never bound. */
+export const AGENT_TOKEN_SHARED_REASON = 'agent-token-shared';
 
 /**
  * Why the agent's token would not be the agent's alone in this pod (whose own token the injector
@@ -26,4 +31,18 @@ export function tokenConfinementProblem(spec: JsonObject, isAgent: (container: s
 function projectsToken(volume: JsonObject): boolean {
   const projected = objectMember(volume, 'projected');
   return (projected ? (arrayMember(projected, 'sources') ?? []) : []).some((source: JsonValue) => isJsonObject(source) && member(source, 'serviceAccountToken') !== undefined);
+}
+
+/**
+ * For the webhook, on a pod whose tokens are prepared: why an agent of `pending` that must hold its
+ * token alone would not (verifyInjectedAgent would then never let it be bound), naming the profile.
+ */
+export function sharedTokenProblem(pod: JsonObject, spec: JsonObject, pending: readonly AgentProfile[], agentNames: ReadonlySet<string>): string | undefined {
+  for (const profile of pending) {
+    const token = agentToken(profile, pod);
+    if ('type' in token || !token.podTokenRemoved) continue;
+    const problem = tokenConfinementProblem(spec, (name) => agentNames.has(name));
+    if (problem !== undefined) return `profile ${profile.name} gives the API token to its agent alone (spec.serviceAccountToken.agentOnly), but ${problem}; remove that from the pod`;
+  }
+  return undefined;
 }
