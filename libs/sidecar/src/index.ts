@@ -24,4 +24,5 @@ export { describeDocument, injectManifests, UNSUPPORTED_KIND, uninjectManifests,
 export { requestedProfiles, type RequestedProfiles } from './requested-profiles.js';
 export { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 export { type AgentVerdict, verifyInjectedAgent } from './verify-injected-agent.js';
+export { AGENT_TOKEN_SHARED_REASON } from './token-confinement.js';
 export { canonicalQuantity } from './canonical-quantity.js';
