@@ -20,7 +20,7 @@ const profile = (image: string, extraRules: object[] = []) => ({
       image,
       imagePullPolicy: 'IfNotPresent',
       resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
-      securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+      securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
     },
     parameters: [
       { annotation: 'job-addr', env: 'XXL_JOB_ADDR', required: true, format: 'url' },

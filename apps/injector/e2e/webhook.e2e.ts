@@ -151,15 +151,16 @@ describe('injector registered with a real kube-apiserver', () => {
     expect(await createError(namespace, partial)).toMatch(/profile xxl-job: the pod carries annotation xxl-agent\/status and a xxl-agent container that is not the injector's \(volume outrigger-agent-token is not what the injector writes\)/);
   });
 
-  it('is called once per pod create: the agent comes with the token mount the ServiceAccount plugin would add on reinvocation', async () => {
+  it('is called once per pod create: the reference profile (agentOnly) turns the pod\'s token off, so the ServiceAccount plugin mounts nothing on reinvocation', async () => {
     const namespace = await createTestNamespace(kc, 'once', enabled);
     const before = await admissionRequests();
     const created = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'once') });
     expect(await admissionRequests()).toBe(before + 1);
     const [app, agent] = created.spec?.containers ?? [];
-    const tokenMount = app?.volumeMounts?.find((m) => m.mountPath === '/var/run/secrets/kubernetes.io/serviceaccount');
-    expect(tokenMount?.name).toMatch(/^kube-api-access-/);
-    expect(agent?.volumeMounts).toEqual([tokenMount]);
+    expect(created.spec?.automountServiceAccountToken).toBe(false);
+    expect(app?.volumeMounts ?? []).toEqual([]);
+    expect(agent?.volumeMounts).toEqual([{ name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    expect(created.spec?.volumes?.map((v) => v.name)).toEqual(['outrigger-agent-token']);
   });
 
   it('refuses an opted-in pod that brings its own container with the agent name, saying why', async () => {
