@@ -9,7 +9,6 @@ import {
   isConflict,
   describePermission,
   EventRecorder,
-  loadKubeClient,
   missingPermissions,
   resourcePath,
   type KubeClient,
@@ -19,6 +18,7 @@ import {
   type WatchOptions,
 } from '@outrigger/kube';
 import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { type AgentRevision, projectRevision, revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
@@ -68,7 +68,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** The planner's memory per profile: since when a bound subject has had no live pod. */
   private readonly goneSince = new Map<string, ReadonlyMap<string, number>>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
-  private kc!: KubeClient;
   private controller!: Controller;
   private executor!: PlanExecutor;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
@@ -88,11 +87,11 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(rbacSyncerConfig.KEY) private readonly config: RbacSyncerConfig,
     private readonly metrics: RbacSyncerMetrics,
+    @Inject(KUBE_CLIENT) private readonly kc: KubeClient,
   ) {}
 
   async onModuleInit(): Promise<void> {
     const fromApi = !this.config.profilesFile;
-    this.kc = loadKubeClient(this.config.kubeconfig);
     const lease = this.config.lease;
     let initial: AgentProfile[] = [];
     if (this.config.profilesFile) {
