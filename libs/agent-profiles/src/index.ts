@@ -42,6 +42,7 @@ export {
 } from './agent-profile-object.js';
 export { resolveProfiles, type ProfileInForce, type ProfileSet, type ProfileVerdict } from './profile-set.js';
 export { describeVerdict, ProfileSetTracker, type ProfileSetChange } from './profile-set-tracker.js';
+export { ProfileSource, type ProfileSourceLog } from './profile-source.js';
 export {
   AGENT_PROFILE_CRD_FILE,
   AGENT_PROFILE_GROUP,

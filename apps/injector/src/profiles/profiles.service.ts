@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, parseProfiles, type ProfileInForce, ProfileSetTracker, type ProfileVerdict, profileWarnings } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, ProfileSource } from '@outrigger/agent-profiles';
 import { Controller, type KubeClient, resourcePath, type Reflector } from '@outrigger/kube';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
@@ -28,8 +28,7 @@ export interface LoadedProfiles {
 export class ProfilesService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ProfilesService.name);
   private loaded: LoadedProfiles | undefined;
-  private inForce: readonly ProfileInForce[] = [];
-  private readonly tracker = new ProfileSetTracker();
+  private readonly source = new ProfileSource(this.logger);
   private lastText: string | undefined;
   private readonly listeners = new Set<(loaded: LoadedProfiles) => void>();
   private stopWatching: (() => void) | undefined;
@@ -80,7 +79,7 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
 
   /** Generation in force per profile (API source only), for metrics and `outrigger check`. */
   generations(): ReadonlyMap<string, number> {
-    return new Map(this.inForce.map((p) => [p.profile.name, p.generation]));
+    return new Map(this.source.inForce().map((p) => [p.profile.name, p.generation]));
   }
 
   onChange(listener: (loaded: LoadedProfiles) => void): void {
@@ -101,29 +100,20 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
     // The same content is judged once: a bad file is reported once, not on every poll.
     if (text === this.lastText) return undefined;
     this.lastText = text;
-    const parsed = parseProfiles(text);
-    if (!parsed.ok) return this.fail(parsed.error);
-    this.set({ profiles: parsed.value, source: file });
+    const change = this.source.fromFile(text);
+    if (!change.ok) return this.fail(change.error);
+    this.set({ profiles: change.value.inForce.map((p) => p.profile), source: file });
     this.metrics.profileReloads.inc({ result: 'success' });
-    parsed.value.flatMap(profileWarnings).forEach((line) => this.logger.warn(line));
     return undefined;
   }
 
   private resolve(): void {
     const reflector = this.reflector;
     if (!reflector?.status().hasSynced) return;
-    const change = this.tracker.update(reflector.entries().map(([, entry]) => entry));
-    this.inForce = change.inForce;
-    change.newVerdicts.forEach((verdict) => this.report(verdict, change.inForce.find((p) => p.profile.name === verdict.name)?.profile));
+    const change = this.source.fromObjects(reflector.entries().map(([, entry]) => entry));
+    change.newVerdicts.forEach((verdict) => this.metrics.profileReloads.inc({ result: verdict.accepted ? 'success' : 'failure' }));
     // Most events are the rbac-syncer's status writes: the extension is rebuilt only for a real change.
     if (change.changed) this.set({ profiles: change.inForce.map((p) => p.profile), source: 'AgentProfiles' });
-  }
-
-  private report(verdict: ProfileVerdict, profile: AgentProfile | undefined): void {
-    this.metrics.profileReloads.inc({ result: verdict.accepted ? 'success' : 'failure' });
-    if (verdict.accepted) this.logger.log(describeVerdict(verdict));
-    else this.logger.error(describeVerdict(verdict));
-    if (verdict.accepted && profile) profileWarnings(profile).forEach((warning) => this.logger.warn(warning));
   }
 
   private fail(reason: string): string {

@@ -1,6 +1,7 @@
+import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, describeVerdict, loadProfilesFile, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSetTracker, profileWarnings } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
 import {
   Controller,
   createObject,
@@ -62,7 +63,7 @@ interface ProfileObjectView {
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RbacSyncer');
   private inForce: readonly ProfileInForce[] = [];
-  private readonly tracker = new ProfileSetTracker();
+  private readonly source = new ProfileSource(this.logger);
   /** Per profile name and hash: the permissions the syncer lacks for it ([] when it has them all). */
   private readonly missing = new Map<string, string[]>();
   /** The planner's memory per profile: since when a bound subject has had no live pod. */
@@ -95,9 +96,13 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const lease = this.config.lease;
     let initial: AgentProfile[] = [];
     if (this.config.profilesFile) {
-      const loaded = await loadProfilesFile(this.config.profilesFile);
-      if (!loaded.ok) throw new Error(`PROFILES_FILE: ${loaded.error}`);
-      initial = loaded.value;
+      const file = this.config.profilesFile;
+      const text = await readFile(file, 'utf8').catch((error: Error) => {
+        throw new Error(`PROFILES_FILE ${file}: cannot be read (${error.message})`);
+      });
+      const loaded = this.source.fromFile(text);
+      if (!loaded.ok) throw new Error(`PROFILES_FILE ${file}: ${loaded.error}`);
+      initial = loaded.value.inForce.map((p) => p.profile);
     }
     // From a file, every profile's permissions are checked at startup, as a deployment error;
     // from the API, each profile's own are checked when it arrives and reported on its status.
@@ -226,7 +231,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
   private profileKeys(): string[] {
     const owners = this.bindings.flatMap((store) => store.entries().map(([, b]) => b.profile));
-    return [...new Set([...this.inForce.map((p) => p.profile.name), ...this.tracker.names(), ...owners])];
+    return [...new Set([...this.inForce.map((p) => p.profile.name), ...this.source.names(), ...owners])];
   }
 
   private profilesNaming(role: ObservedRole): string[] {
@@ -237,12 +242,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private resolveFromApi(): void {
     const reflector = this.profileObjects;
     if (!reflector?.status().hasSynced) return;
-    const change = this.tracker.update(reflector.entries().map(([, view]) => view.entry));
-    for (const verdict of change.newVerdicts) {
-      if (verdict.accepted) this.logger.log(describeVerdict(verdict));
-      else this.logger.error(describeVerdict(verdict));
-      this.controller.enqueue(verdict.name); // its status follows
-    }
+    const change = this.source.fromObjects(reflector.entries().map(([, view]) => view.entry));
+    change.newVerdicts.forEach((verdict) => this.controller.enqueue(verdict.name)); // its status follows
     // Most AgentProfile events are our own status writes: nothing to re-project then.
     if (change.changed) void this.useProfiles(change.inForce);
   }
@@ -259,7 +260,6 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       const old = before.get(profile.name);
       if (old && profileHash(old) === profileHash(profile)) continue;
       if (profile.rbac) this.missing.delete(permissionKey(profile));
-      profileWarnings(profile).forEach((line) => this.logger.warn(line));
     }
     await Promise.all(next.map(({ profile }) => this.checkPermissions(profile)));
     if (next !== this.inForce) return; // a newer set arrived meanwhile
@@ -420,7 +420,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; plan?: ProfilePlan; subjects?: number; notOurs?: readonly string[]; writeFailure?: string },
   ): Promise<void> {
     const view = this.profileObjects?.get(name);
-    const verdict = this.tracker.verdict(name);
+    const verdict = this.source.verdict(name);
     if (!view || !verdict) return;
     const { profile, plan } = outcome;
     const status = profileStatus({

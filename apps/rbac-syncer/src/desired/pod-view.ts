@@ -40,7 +40,7 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], r
   const requested = requestedProfiles(annotations, profiles);
   if (requested.type !== 'requested') return undefined;
   const names = requested.profiles
-    .filter((p) => p.rbac && carriesAgent(pod, p, annotations.values.get(statusAnnotation(p)), revisions))
+    .filter((p) => p.rbac && carriesAgent(pod, p, profiles, annotations.values.get(statusAnnotation(p)), revisions))
     .map((p) => p.name)
     .sort();
   if (names.length === 0) return undefined;
@@ -54,11 +54,11 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], r
 }
 
 /** Verified against the spec in force, else against the earlier spec whose hash the pod's status names. */
-function carriesAgent(pod: JsonObject, profile: AgentProfile, status: string | undefined, revisions: RevisionLookup): boolean {
-  if (verifyInjectedAgent(pod, profile).ok) return true;
+function carriesAgent(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[], status: string | undefined, revisions: RevisionLookup): boolean {
+  if (verifyInjectedAgent(pod, profile, inForce).ok) return true;
   const hash = statusHash(status);
   const earlier = hash === undefined ? undefined : revisions(profile.name, hash);
-  return earlier !== undefined && verifyInjectedAgent(pod, earlier).ok;
+  return earlier !== undefined && verifyInjectedAgent(pod, earlier, inForce).ok;
 }
 
 function statusHash(status: string | undefined): string | undefined {
