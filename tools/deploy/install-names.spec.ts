@@ -1,15 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INJECTOR_NAME, INSTALL_NAMESPACE as HARNESS_NAMESPACE, resolveBinaries } from '@outrigger/control-plane';
-import { INSTALL_NAMES, SERVICE_NAMES } from '@outrigger/install';
+import { baseLabels, EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { render, type KubeObject } from './render.ts';
+import { parseAllDocuments } from 'yaml';
+import { DEPLOY_DIR, render, type KubeObject } from './render.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
 
 let prod: KubeObject[];
+let kubectl: string;
 
 beforeAll(async () => {
-  prod = render(join(await resolveBinaries(), 'kubectl'), 'overlays/prod');
+  kubectl = join(await resolveBinaries(), 'kubectl');
+  prod = render(kubectl, 'overlays/prod');
 }, 300_000);
 
 const names = (kind: string) => prod.filter((o) => o.kind === kind).map((o) => o.metadata.name).sort();
@@ -43,5 +47,31 @@ describe('install names (libs/install INSTALL_NAMES)', () => {
     expect(resourceNames(find('Role', INSTALL_NAMES.certManager))).toEqual(expect.arrayContaining([INSTALL_NAMES.caSecret, INSTALL_NAMES.servingSecret, INSTALL_NAMES.certManager]));
     expect(resourceNames(find('Role', `${INSTALL_NAMES.rbacSyncer}-leader-election`))).toEqual([INSTALL_NAMES.rbacSyncer]);
     expect(resourceNames(find('ClusterRole', INSTALL_NAMES.rbacSyncer))).toContain(INSTALL_NAMES.execGuard);
+  });
+});
+
+describe('the files `outrigger restore` re-creates from (libs/install SERVICE_RBAC_FILES)', () => {
+  const RBAC_KINDS = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+  const fileObjects = (file: string) => parseAllDocuments(readFileSync(join(DEPLOY_DIR, '..', file), 'utf8')).map((d) => d.toJS() as KubeObject).filter(Boolean);
+  const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
+
+  it.each(Object.keys(SERVICE_RBAC_FILES) as ServiceComponent[])('hold all of base/%s\'s ServiceAccount and RBAC, nothing else', (component) => {
+    const rendered = render(kubectl, `base/${component}`).filter((o) => RBAC_KINDS.includes(o.kind));
+    expect(SERVICE_RBAC_FILES[component].flatMap(fileObjects).map(key).sort()).toEqual(rendered.map(key).sort());
+  });
+
+  it('label each object as its base does, so one created alone is what `kubectl apply -k` made', () => {
+    const files: [ServiceComponent, string][] = [
+      ...(Object.entries(SERVICE_RBAC_FILES) as [ServiceComponent, readonly string[]][]).flatMap(([component, list]) => list.map((f): [ServiceComponent, string] => [component, f])),
+      ['injector', INJECTOR_SERVICE_FILE],
+      ['rbac-syncer', EXEC_GUARD_FILE],
+    ];
+    for (const [component, file] of files) {
+      const base = new Map(render(kubectl, `base/${component}`).map((o) => [key(o), o.metadata.labels]));
+      for (const object of fileObjects(file)) {
+        expect(object.metadata.labels, `${file} ${key(object)}`).toEqual(baseLabels(component));
+        expect(base.get(key(object)), `${file} ${key(object)}`).toEqual(baseLabels(component));
+      }
+    }
   });
 });

@@ -2,12 +2,14 @@ import { checkCommand, checkUsage } from './check.command.js';
 import { CLI_VERSION } from './cli-version.js';
 import { type CommandIo, processIo } from './command-io.js';
 import { injectCommand, injectUsage } from './inject.command.js';
+import { restoreCommand, restoreUsage } from './restore.command.js';
 import { uninstallCommand, uninstallUsage } from './uninstall.command.js';
 
 const usage = `outrigger ${CLI_VERSION}: operate Outrigger (agent sidecars for Kubernetes)
 
 commands:
   check       every condition Outrigger needs, against the current kubeconfig
+  restore     create what of Outrigger is missing from manifests, changing nothing that exists
   inject      add agents to manifests, as the webhook would (files, directories, stdin)
   uninject    remove them again
   uninstall   remove Outrigger and what its rbac-syncer created (--dry-run to list)
@@ -16,6 +18,8 @@ commands:
 Run outrigger <command> --help for its options.
 
 ${checkUsage}
+
+${restoreUsage}
 
 ${injectUsage}
 
@@ -28,6 +32,8 @@ export async function run(argv: readonly string[], io: CommandIo = processIo): P
     switch (command) {
       case 'check':
         return await checkCommand(rest, io);
+      case 'restore':
+        return await restoreCommand(rest, io);
       case 'inject':
       case 'uninject':
         return await injectCommand(command, rest, io);

@@ -1,5 +1,6 @@
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
 import YAML from 'yaml';
+import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
 
 export const EXEC_GUARD_NAME = INSTALL_NAMES.execGuard;
@@ -16,7 +17,8 @@ export function execGuardPolicy(name = EXEC_GUARD_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
+    // Labelled as deploy/base/rbac-syncer labels it, so `outrigger restore` of this file alone gives the same object.
+    metadata: { name, labels: baseLabels('rbac-syncer') },
     spec: {
       failurePolicy: 'Fail',
       paramKind: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' },
@@ -51,7 +53,7 @@ export function execGuardBinding(name = EXEC_GUARD_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
+    metadata: { name, labels: baseLabels('rbac-syncer') },
     spec: {
       policyName: name,
       validationActions: ['Deny'],

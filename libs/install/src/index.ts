@@ -1,3 +1,4 @@
 export * from './install-names.js';
+export * from './install-files.js';
 export * from './service-permissions.js';
 export * from './exec-guard.js';

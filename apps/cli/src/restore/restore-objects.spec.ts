@@ -1,0 +1,80 @@
+import type { KubeClient, KubeRequest, KubeResponse } from '@outrigger/kube';
+import { describe, expect, it } from 'vitest';
+import { manifestObjects, restoreObjects } from './restore-objects.js';
+
+/** Discovery for the kinds below, and POST answering AlreadyExists for what `existing` holds. */
+function apiServer(existing: readonly string[]): KubeClient & { readonly created: { path: string; body: unknown; query: unknown }[] } {
+  const created: { path: string; body: unknown; query: unknown }[] = [];
+  const discovery: Record<string, unknown> = {
+    '/api/v1': { resources: [{ name: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true }] },
+    '/apis/rbac.authorization.k8s.io/v1': {
+      resources: [
+        { name: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+        { name: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
+      ],
+    },
+  };
+  const respond = (status: number, body: unknown): KubeResponse => ({ status, headers: {}, body: { text: async () => JSON.stringify(body), stream: () => new ReadableStream() } });
+  return {
+    server: 'https://test',
+    created,
+    async request(request: KubeRequest) {
+      if ((request.method ?? 'GET') === 'GET') return respond(200, discovery[request.path]);
+      const body = request.body as { metadata: { name: string } };
+      if (existing.includes(`${request.path}/${body.metadata.name}`)) return respond(409, { kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'already exists' });
+      created.push({ path: request.path, body, query: request.query });
+      return respond(201, body);
+    },
+  };
+}
+
+const MANIFESTS = `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: outrigger-injector
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: outrigger-injector
+  labels: { app.kubernetes.io/part-of: outrigger }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: outrigger-injector }
+subjects: [{ kind: ServiceAccount, name: outrigger-injector }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: outrigger-injector
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: outrigger-injector }
+subjects: [{ kind: ServiceAccount, name: outrigger-injector, namespace: outrigger-system }, { kind: User, name: alice }]
+`;
+
+describe('restoreObjects', () => {
+  it('creates only what is missing, as the files have it, and leaves what exists alone', async () => {
+    const api = apiServer(['/api/v1/namespaces/outrigger-system/serviceaccounts/outrigger-injector']);
+    const outcomes = await restoreObjects(api, manifestObjects(MANIFESTS, 'rbac.yaml'), 'outrigger-system');
+    expect(outcomes).toEqual([
+      { object: 'ServiceAccount outrigger-system/outrigger-injector', result: 'exists' },
+      { object: 'RoleBinding outrigger-system/outrigger-injector', result: 'created' },
+      { object: 'ClusterRoleBinding outrigger-injector', result: 'created' },
+    ]);
+    expect(api.created.map((c) => c.path)).toEqual(['/apis/rbac.authorization.k8s.io/v1/namespaces/outrigger-system/rolebindings', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings']);
+    expect(api.created[0]?.body).toMatchObject({ metadata: { name: 'outrigger-injector', namespace: 'outrigger-system', labels: { 'app.kubernetes.io/part-of': 'outrigger' } } });
+    expect(api.created[0]?.query).toEqual({ fieldManager: 'outrigger-restore' });
+  });
+
+  it('puts namespaced objects and the install ServiceAccount subjects into another install namespace, as Kustomize would', async () => {
+    const api = apiServer([]);
+    await restoreObjects(api, manifestObjects(MANIFESTS, 'rbac.yaml'), 'tools');
+    expect(api.created.map((c) => c.path)[0]).toBe('/api/v1/namespaces/tools/serviceaccounts');
+    expect((api.created[2]?.body as { subjects: unknown[] }).subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'outrigger-injector', namespace: 'tools' },
+      { kind: 'User', name: 'alice' },
+    ]);
+  });
+
+  it('names a document that is not an object, and unwraps Lists', () => {
+    expect(() => manifestObjects('kind: Secret\n', 'x.yaml')).toThrow('x.yaml: document 0 is not a Kubernetes object');
+    expect(manifestObjects('apiVersion: v1\nkind: List\nitems: [{ apiVersion: v1, kind: ServiceAccount, metadata: { name: a } }]\n', 'list.yaml')).toHaveLength(1);
+  });
+});
