@@ -1,16 +1,29 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, scaleOutrigger } from './support.ts';
+
+interface CheckLine {
+  readonly check: string;
+  readonly result: 'pass' | 'warn' | 'fail';
+  readonly message: string;
+  readonly hint?: string;
+  readonly fix?: string;
+}
 
 interface CheckOutput {
   readonly ok: boolean;
-  readonly checks: readonly { readonly check: string; readonly result: 'pass' | 'warn' | 'fail'; readonly message: string }[];
+  readonly checks: readonly CheckLine[];
 }
 
 function check(): { code: number; output: CheckOutput } {
   const result = outrigger(['check', '--output', 'json']);
   return { code: result.code, output: JSON.parse(result.stdout) as CheckOutput };
 }
+
+const checkOutput = (): CheckOutput => check().output;
 
 const failing = (output: CheckOutput) => output.checks.filter((c) => c.result === 'fail').map((c) => c.check);
 
@@ -30,6 +43,46 @@ async function healthy(): Promise<void> {
 }
 
 const WEBHOOK = 'mutatingwebhookconfiguration/outrigger-injector';
+const REPO = join(import.meta.dirname, '..', '..');
+
+/**
+ * Runs a fix exactly as `outrigger check` printed it, from the repository root as a user would:
+ * `outrigger …` through the CLI, `kubectl …` through kubectl, both against the suite's cluster.
+ */
+function runFix(fix: string): string {
+  const [tool, ...args] = fix.split(' ');
+  if (tool === 'outrigger') {
+    const result = outrigger(args);
+    if (result.code !== 0) throw new Error(`${fix}: exit ${result.code}: ${result.stderr}`);
+    return result.stdout;
+  }
+  if (tool !== 'kubectl') throw new Error(`not a command to run: ${fix}`);
+  const { kubeconfigPath, binDir } = inject('cluster');
+  return execFileSync(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { cwd: REPO, encoding: 'utf8' });
+}
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- objects read field by field
+
+/**
+ * What the overlay (deploy/overlays/local) decides and a careless fix would revert: the Deployments'
+ * images and replicas, the services' roles (the local overlay patches the rbac-syncer's), the guard.
+ * Labels without the overlay's instance label, which a file of deploy/base cannot carry.
+ */
+function overlayObjects(): unknown {
+  const labels = (o: Json) => Object.fromEntries(Object.entries(o.metadata?.labels ?? {}).filter(([k]) => k !== 'app.kubernetes.io/instance'));
+  const list = (args: string[]) => kubectlJson<{ items: Json[] }>(['get', ...args]).items;
+  const roles = (items: Json[]) => items.map((r) => ({ name: r.metadata.name, labels: labels(r), rules: r.rules }));
+  const guard = (kind: string) => {
+    const o = kubectlJson<Json>(['get', kind, INSTALL_NAMES.execGuard]);
+    return { labels: labels(o), spec: o.spec };
+  };
+  return {
+    deployments: list(['deployments', '-n', OUTRIGGER_NAMESPACE]).map((d) => ({ name: d.metadata.name, replicas: d.spec.replicas, images: d.spec.template.spec.containers.map((c: Json) => c.image) })),
+    clusterRoles: roles(list(['clusterroles', '-l', 'app.kubernetes.io/part-of=outrigger'])),
+    roles: roles(list(['roles', '-n', OUTRIGGER_NAMESPACE])),
+    guard: { policy: guard('validatingadmissionpolicy'), binding: guard('validatingadmissionpolicybinding') },
+  };
+}
 
 /** `outrigger check` on the real install: all pass, then each way of breaking it fails the line that says so. */
 describe('outrigger check', () => {
@@ -92,32 +145,31 @@ describe('outrigger check', () => {
     await healthy();
   });
 
-  it("fails when a service's RBAC is missing, naming what it may not do, and passes once it is re-applied", async () => {
-    const binding = kubectlJson<{ metadata: Record<string, unknown> }>(['get', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector']);
-    kubectl(['delete', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector']);
-    await eventually(() => {
-      const { code, output } = check();
-      expect(code).toBe(1);
-      expect(output.checks.find((c) => c.check === 'rbac outrigger-injector')?.message).toMatch(/may not get secrets in namespace outrigger-system named outrigger-injector-tls/);
-      expectFailing(output, ['rbac outrigger-injector']);
-    }, 'the missing RBAC to be reported');
-    const { name, namespace, labels, annotations } = binding.metadata;
-    kubectl(['create', '-f', '-'], JSON.stringify({ ...binding, metadata: { name, namespace, labels, annotations } }));
+  it.each<[string, () => void, string]>([
+    ["the injector's RoleBinding deleted", () => kubectl(['delete', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, INSTALL_NAMES.injector]), `rbac ${INSTALL_NAMES.injector}`],
+    ["the cert-manager's RoleBinding deleted", () => kubectl(['delete', 'rolebinding', '-n', OUTRIGGER_NAMESPACE, INSTALL_NAMES.certManager]), `rbac ${INSTALL_NAMES.certManager}`],
+    ["the rbac-syncer's ClusterRoleBinding deleted", () => kubectl(['delete', 'clusterrolebinding', INSTALL_NAMES.rbacSyncer]), `rbac ${INSTALL_NAMES.rbacSyncer}`],
+    ['the exec guard policy deleted', () => kubectl(['delete', 'validatingadmissionpolicy', INSTALL_NAMES.execGuard]), 'exec-guard'],
+    ['the exec guard binding deleted', () => kubectl(['delete', 'validatingadmissionpolicybinding', INSTALL_NAMES.execGuard]), 'exec-guard'],
+    [
+      'the exec guard binding changed to only warn',
+      () => kubectl(['patch', 'validatingadmissionpolicybinding', INSTALL_NAMES.execGuard, '--type=merge', '-p', JSON.stringify({ spec: { validationActions: ['Warn'] } })]),
+      'exec-guard',
+    ],
+    ["the injector's Service deleted", () => kubectl(['delete', 'service', '-n', OUTRIGGER_NAMESPACE, INSTALL_NAMES.injector]), 'webhook'],
+  ])('%s: fails its line, and the fix it prints, run as printed, repairs it and leaves the overlay as it was', async (_fault, fault, check) => {
     await healthy();
-  });
-
-  it('fails when the exec guard is deleted, and passes once it is re-applied', async () => {
-    const binding = kubectlJson<{ metadata: Record<string, unknown> }>(['get', 'validatingadmissionpolicybinding', 'outrigger-agent-exec-guard']);
-    kubectl(['delete', 'validatingadmissionpolicybinding', 'outrigger-agent-exec-guard']);
-    await eventually(() => {
-      const { code, output } = check();
-      expect(code).toBe(1);
-      // The rbac-syncer notices too, and says so on the profiles that bind cluster-wide.
-      expectFailing(output, ['exec-guard', 'profile xxl-job', 'profile xxl-job-native']);
-    }, 'the guard to be reported missing');
-    const { name, labels, annotations } = binding.metadata;
-    kubectl(['create', '-f', '-'], JSON.stringify({ ...binding, metadata: { name, labels, annotations } }));
+    const before = overlayObjects();
+    fault();
+    const line = await eventually(() => {
+      const found = checkOutput().checks.find((c) => c.check === check);
+      if (found?.result !== 'fail' || !found.fix) throw new Error(`${check}: ${JSON.stringify(found)}`);
+      return found;
+    }, `the ${check} line to fail with a fix`);
+    expect(line.fix).not.toMatch(/ -k deploy\/(base|overlays)\//);
+    runFix(line.fix ?? '');
     await healthy();
+    expect(overlayObjects()).toEqual(before);
   });
 
   it('fails when the services differ on a profile (the rbac-syncer has not seen its latest generation)', async () => {

@@ -9,7 +9,9 @@ export const checkUsage = `usage: outrigger check [--kubeconfig FILE] [--namespa
 Checks, against the current kubeconfig, everything Outrigger needs: the CRD, the webhook
 configuration and its Service, the caBundle against the certificate the injector really serves,
 certificate expiry, the Deployments, the leader Leases, every AgentProfile accepted and in force
-in both services, labelled namespaces and the exec guard. Exits 1 when a check fails.`;
+in both services, labelled namespaces and the exec guard. Exits 1 when a check fails. A failed
+line says what to look at (hint) and, where it can, the command that repairs it (fix): it creates
+only what is missing and never applies a base over your overlay.`;
 
 const MARK: Record<CheckLine['result'], string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL' };
 
@@ -32,7 +34,11 @@ export async function checkCommand(args: readonly string[], io: CommandIo): Prom
   if (values.output === 'json') {
     io.out(`${JSON.stringify({ ok: failed === 0, checks: lines }, null, 2)}\n`);
   } else {
-    for (const line of lines) io.out(`${MARK[line.result]} ${line.check}: ${line.message}\n${line.hint && line.result !== 'pass' ? `       hint: ${line.hint}\n` : ''}`);
+    for (const line of lines) {
+      io.out(`${MARK[line.result]} ${line.check}: ${line.message}\n`);
+      if (line.result !== 'pass' && line.hint) io.out(`       hint: ${line.hint}\n`);
+      if (line.result !== 'pass' && line.fix) io.out(`       fix:  ${line.fix}\n`);
+    }
     io.out(failed === 0 ? `\nall ${lines.length} checks passed\n` : `\n${failed} of ${lines.length} checks failed\n`);
   }
   return failed === 0 ? 0 : 1;

@@ -100,6 +100,47 @@ describe('checkLines', () => {
     expect(failed(checkLines({ ...healthy, ...broken }))).toEqual(lines);
   });
 
+  it.each<[string, Partial<InstallState>, string, string]>([
+    ['the guard policy deleted', { execGuard: { policies: [], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard binding deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    [
+      'the guard binding changed to warn',
+      { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Warn'] }] } },
+      'exec-guard',
+      'kubectl apply --server-side --force-conflicts --field-manager=outrigger-restore -f deploy/base/rbac-syncer/exec-guard.yaml',
+    ],
+    [
+      "the injector's RoleBinding deleted",
+      { serviceAccess: [{ deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: ['get secrets'] }] },
+      'rbac outrigger-injector',
+      'outrigger restore -f deploy/base/injector/service-account.yaml -f deploy/base/injector/role.yaml -f deploy/base/injector/role-binding.yaml',
+    ],
+    [
+      "the rbac-syncer's RBAC in another install namespace",
+      { namespace: 'tools', serviceAccess: [{ deployment: 'outrigger-rbac-syncer', component: 'rbac-syncer', serviceAccount: 'outrigger-rbac-syncer', reviewed: 18, missing: ['list pods'] }] },
+      'rbac outrigger-rbac-syncer',
+      'outrigger restore -f deploy/base/rbac-syncer/rbac.yaml -n tools',
+    ],
+    ["the injector's Service deleted", { webhook: { ...WEBHOOK, serviceExists: false } }, 'webhook', 'outrigger restore -f deploy/base/injector/service.yaml'],
+  ])('for %s, fixes by creating only what is missing or putting back what changed', (_what, broken, check, fix) => {
+    expect(checkLines({ ...healthy, ...broken }).find((l) => l.check === check)).toMatchObject({ result: 'fail', fix });
+  });
+
+  it('never hints to apply a base or an overlay over an install: that reverts the overlay (images, replicas, patches)', () => {
+    const broken: Partial<InstallState>[] = [
+      { webhook: undefined },
+      { profiles: [] },
+      { deployments: [] },
+      { execGuard: { policies: [], bindings: [] } },
+      { serviceAccess: [{ deployment: 'outrigger-cert-manager', component: 'cert-manager', serviceAccount: 'outrigger-cert-manager', reviewed: 9, missing: ['create secrets'] }] },
+    ];
+    for (const state of broken) {
+      for (const line of checkLines({ ...healthy, ...state })) {
+        expect(`${line.hint ?? ''} ${line.fix ?? ''}`, line.check).not.toMatch(/kubectl apply[^|;]* -k deploy\/(base\/(?!crd)|overlays)/);
+      }
+    }
+  });
+
   it('fails a profile whose generations differ between the services, naming both', () => {
     const edited = { ...PROFILE, generation: 4 };
     const lines = checkLines({ ...healthy, profiles: [{ ...edited, observedGeneration: 4 }] });

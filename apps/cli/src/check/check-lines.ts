@@ -1,3 +1,4 @@
+import { EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import type { InstallState } from './install-state.js';
 
@@ -8,7 +9,15 @@ export interface CheckLine {
   readonly message: string;
   /** What to look at or do, for a failed or warned line. */
   readonly hint?: string;
+  /**
+   * A command that repairs it and touches nothing else: it creates only what is missing (`outrigger
+   * restore`, never an apply of a base over the user's overlay) or puts back exactly what was changed.
+   */
+  readonly fix?: string;
 }
+
+/** Re-creating from the user's own overlay, for what check cannot name a file for. */
+const FROM_YOUR_OVERLAY = 'kubectl kustomize deploy/overlays/<yours> | outrigger restore -f -';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -22,7 +31,7 @@ export function checkLines(state: InstallState): CheckLine[] {
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
-const fail = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'fail', message, hint });
+const fail = (check: string, message: string, hint: string, fix?: string): CheckLine => ({ check, result: 'fail', message, hint, ...(fix ? { fix } : {}) });
 const warn = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'warn', message, hint });
 
 function kubernetesVersion({ serverVersion }: InstallState): CheckLine {
@@ -37,23 +46,23 @@ function kubernetesVersion({ serverVersion }: InstallState): CheckLine {
 }
 
 function crd({ crd }: InstallState): CheckLine {
-  if (!crd) return fail('crd', 'CustomResourceDefinition agentprofiles.outrigger.dev is missing', 'kubectl apply --server-side -k deploy/base/crd');
+  if (!crd) return fail('crd', 'CustomResourceDefinition agentprofiles.outrigger.dev is missing', 'the CRD is the same in every overlay', 'kubectl apply --server-side -k deploy/base/crd');
   if (!crd.established) return fail('crd', 'agentprofiles.outrigger.dev is not Established', 'kubectl describe crd agentprofiles.outrigger.dev');
   return pass('crd', 'agentprofiles.outrigger.dev is Established');
 }
 
 function webhook({ webhook }: InstallState): CheckLine {
-  if (!webhook) return fail('webhook', 'MutatingWebhookConfiguration outrigger-injector is missing: pods are not injected', 'apply your overlay again (kubectl apply --server-side -k deploy/overlays/<name>)');
+  if (!webhook) return fail('webhook', `MutatingWebhookConfiguration ${INSTALL_NAMES.webhook} is missing: pods are not injected`, `re-create it from the overlay you installed (overlays change it), creating nothing else: ${FROM_YOUR_OVERLAY}`);
   if (!webhook.service) return fail('webhook', `${webhook.name} does not point at a Service`, 'its clientConfig must name the injector Service');
   const svc = `${webhook.service.namespace}/${webhook.service.name}`;
-  if (!webhook.serviceExists) return fail('webhook', `${webhook.name} points at Service ${svc}, which does not exist`, 'apply deploy/base/injector (Service outrigger-injector)');
+  if (!webhook.serviceExists) return fail('webhook', `${webhook.name} points at Service ${svc}, which does not exist`, 'creates the Service as deploy/base/injector has it, nothing else', `outrigger restore -f ${INJECTOR_SERVICE_FILE}${namespaceFlag(webhook.service.namespace)}`);
   return pass('webhook', `${webhook.name} points at Service ${svc}:${webhook.service.port}`);
 }
 
 function injectorEndpoints({ webhook }: InstallState): CheckLine {
   if (!webhook?.service || !webhook.serviceExists) return fail('injector-endpoints', 'no injector Service to look at', 'see the webhook line');
   if (webhook.readyEndpoints === 0) {
-    return fail('injector-endpoints', `Service ${webhook.service.name} has no ready endpoint: with failurePolicy Fail, pods in labelled namespaces cannot be created`, `kubectl -n ${webhook.service.namespace} get pods -l app.kubernetes.io/component=injector; kubectl -n ${webhook.service.namespace} logs deploy/outrigger-injector`);
+    return fail('injector-endpoints', `Service ${webhook.service.name} has no ready endpoint: with failurePolicy Fail, pods in labelled namespaces cannot be created`, `kubectl -n ${webhook.service.namespace} get pods -l app.kubernetes.io/component=injector; kubectl -n ${webhook.service.namespace} logs deploy/${INSTALL_NAMES.injector}`);
   }
   return pass('injector-endpoints', `Service ${webhook.service.name} has ${webhook.readyEndpoints} ready endpoint(s)`);
 }
@@ -67,9 +76,9 @@ function deployments({ deployments, namespace }: InstallState): CheckLine[] {
   );
 }
 
-function caBundle({ webhook, servingSecret }: InstallState): CheckLine {
+function caBundle({ webhook, servingSecret, namespace }: InstallState): CheckLine {
   const cert = servingSecret?.certificate;
-  if (!cert) return fail('ca-bundle', `cannot verify: ${servingSecret ? `Secret ${servingSecret.name}: ${servingSecret.problem ?? 'no certificate'}` : 'no serving Secret found'}`, 'is the cert-manager running? kubectl -n outrigger-system logs deploy/outrigger-cert-manager');
+  if (!cert) return fail('ca-bundle', `cannot verify: ${servingSecret ? `Secret ${servingSecret.name}: ${servingSecret.problem ?? 'no certificate'}` : 'no serving Secret found'}`, `is the cert-manager running? kubectl -n ${namespace} logs deploy/${INSTALL_NAMES.certManager}`);
   if (!webhook?.caBundle) return fail('ca-bundle', 'the webhook configuration has no caBundle: the API server cannot trust the injector', 'the cert-manager (or Jetstack cainjector) sets it; check its logs');
   if (!verifiesAgainst(cert.pem, webhook.caBundle)) {
     return fail('ca-bundle', `the webhook's caBundle does not verify the serving certificate of Secret ${servingSecret.name} (${cert.subject}, issued by ${cert.issuer}): the API server will refuse the injector's TLS`, 'the cert-manager repairs a drifted caBundle within seconds when it runs; check its logs and Events');
@@ -104,15 +113,19 @@ function serviceAccess({ serviceAccess, namespace }: InstallState): CheckLine[] 
   return serviceAccess.map((s) => {
     const check = `rbac ${s.deployment}`;
     const account = `ServiceAccount ${namespace}/${s.serviceAccount}`;
-    if (s.missing.length > 0) return fail(check, `${account} may not ${s.missing.join('; ')}`, `kubectl apply --server-side -k deploy/base/${s.component} (its RBAC), then restart it`);
+    const files = SERVICE_RBAC_FILES[s.component as ServiceComponent];
+    if (s.missing.length > 0) {
+      const hint = `creates what of its ServiceAccount and RBAC is missing, as deploy/base/${s.component} has it, changing nothing that exists; if your overlay changes these objects, create them from it instead: ${FROM_YOUR_OVERLAY}`;
+      return fail(check, `${account} may not ${s.missing.join('; ')}`, hint, files && `outrigger restore ${files.map((f) => `-f ${f}`).join(' ')}${namespaceFlag(namespace)}`);
+    }
     return pass(check, `${account} may make all ${s.reviewed} kinds of request it needs`);
   });
 }
 
-function leases({ leases, now }: InstallState): CheckLine[] {
+function leases({ leases, now, namespace }: InstallState): CheckLine[] {
   return leases.map((lease) => {
     const check = `lease ${lease.name}`;
-    if (!lease.holder || !lease.renewTime) return fail(check, 'held by nobody: no replica is leading', `kubectl -n <namespace> get lease ${lease.name} -o yaml; the Deployment's logs`);
+    if (!lease.holder || !lease.renewTime) return fail(check, 'held by nobody: no replica is leading', `kubectl -n ${namespace} get lease ${lease.name} -o yaml; the Deployment's logs`);
     const staleMs = now.getTime() - lease.renewTime.getTime() - (lease.durationSeconds ?? 15) * 1_000;
     if (staleMs > 0) return fail(check, `held by ${lease.holder}, not renewed since ${lease.renewTime.toISOString()}`, 'the leader stopped renewing: is its pod running?');
     return pass(check, `held by ${lease.holder}`);
@@ -120,7 +133,7 @@ function leases({ leases, now }: InstallState): CheckLine[] {
 }
 
 function profiles({ profiles, injectorReplicas }: InstallState): CheckLine[] {
-  if (profiles.length === 0) return [warn('profiles', 'no AgentProfile: nothing is injected', 'kubectl apply -k deploy/base/profiles')];
+  if (profiles.length === 0) return [warn('profiles', 'no AgentProfile: nothing is injected', `kubectl apply -f <your AgentProfiles>; the reference one as your overlay ships it: ${FROM_YOUR_OVERLAY}`)];
   return profiles.map((p) => {
     const check = `profile ${p.name}`;
     if (p.accepted?.status !== 'True') return fail(check, `generation ${p.generation} not accepted: ${p.accepted ? `${p.accepted.reason}: ${p.accepted.message}` : 'no status yet (is the rbac-syncer running?)'}`, `kubectl get agentprofile ${p.name} -o yaml`);
@@ -145,13 +158,24 @@ function execGuard({ profiles, execGuard }: InstallState): CheckLine {
   const clusterWide = profiles.filter((p) => p.bindingKind === 'ClusterRoleBinding').map((p) => p.name);
   if (clusterWide.length === 0) return pass('exec-guard', 'no profile binds cluster-wide: not needed');
   const binding = execGuard.bindings.find((b) => execGuard.policies.length > 0 && b.actions.includes('Deny'));
-  if (execGuard.policies.length === 0 || !binding) {
-    const missing = execGuard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'no binding of it denies';
-    return fail('exec-guard', `${missing}: the rbac-syncer keeps the ClusterRoleBindings of ${clusterWide.join(', ')} empty`, 'kubectl apply --server-side -k deploy/base/rbac-syncer (exec-guard.yaml)');
+  const emptied = `the rbac-syncer keeps the ClusterRoleBindings of ${clusterWide.join(', ')} empty`;
+  if (execGuard.policies.length === 0 || execGuard.bindings.length === 0) {
+    const missing = execGuard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
+    return fail('exec-guard', `${missing}: ${emptied}`, 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${EXEC_GUARD_FILE}`);
+  }
+  if (!binding) {
+    // Changed, not missing: take back exactly the fields the shipped guard sets, under a field manager of its own (the overlay's fields stay).
+    const fix = `kubectl apply --server-side --force-conflicts --field-manager=outrigger-restore -f ${EXEC_GUARD_FILE}`;
+    return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, 'puts back the shipped guard\'s fields, leaving the rest alone', fix);
   }
   return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
 }
 
 function short(fingerprint: string): string {
   return fingerprint.slice(0, 11);
+}
+
+/** `-n NS` where the install is not in the namespace deploy/base names. */
+function namespaceFlag(namespace: string): string {
+  return namespace === INSTALL_NAMES.namespace ? '' : ` -n ${namespace}`;
 }
