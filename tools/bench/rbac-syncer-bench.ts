@@ -8,6 +8,7 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionCo
 import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
+import { inParallel } from '@outrigger/kube';
 import { deployedMemoryLimit, deployedNodeOptions } from '../deploy/render.js';
 import { parseSamples } from '../observability/exposition.js';
 import { MemoryCgroup } from './memory-cgroup.js';
@@ -48,6 +49,8 @@ const { values } = parseArgs({
     'baseline-root': { type: 'string' },
     // ServiceAccounts per seeded namespace; the pods of a namespace are spread over them.
     'service-accounts': { type: 'string', default: '1' },
+    // How long a start may take to converge before it counts as failed (seconds).
+    'converge-timeout': { type: 'string', default: '300' },
     // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default.
     'memory-limit': { type: 'string' },
   },
@@ -64,6 +67,7 @@ const churnRate = Number(values['churn-rate']);
 const changingPerTen = Number(values['changing-per-ten']);
 const serviceAccounts = Number(values['service-accounts']);
 const baselineRoot = values['baseline-root'];
+const convergeTimeoutMs = Number(values['converge-timeout']) * 1000;
 /** Every ServiceAccount of the seeded namespaces is bound once converged. */
 const seededSubjects = namespaces * serviceAccounts;
 const BINDING = 'xxl-agent-exec';
@@ -115,7 +119,7 @@ try {
       const syncer = await startSyncer(config);
       let subjects = 0;
       // The syncer's own gauge (cheap to poll), then the bindings themselves once it says done.
-      while (Date.now() - started < 300_000) {
+      while (Date.now() - started < convergeTimeoutMs) {
         subjects = await boundBySyncer(syncer.url);
         if ((subjects === seededSubjects && (subjects = await boundSubjects(rbac)) === seededSubjects) || !syncer.process.running) break;
         await new Promise((r) => setTimeout(r, 100));
@@ -164,19 +168,19 @@ async function seedPods(core: CoreV1Api, names: readonly string[], churnNames: r
   execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', join(repoRoot(), 'deploy/base/rbac-syncer/exec-guard.yaml')], { stdio: 'ignore' });
   // The syncer's own namespace holds its Lease.
   await core.createNamespace({ body: { metadata: { name: 'outrigger-system' } } });
-  await pool([...names, ...churnNames], 32, async (name) => {
+  await inParallel([...names, ...churnNames], 32, async (name) => {
     await core.createNamespace({ body: { metadata: { name, labels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE } } } });
     await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: 'default' } } });
   });
   // More ServiceAccounts per seeded namespace (--service-accounts): long names, as a hostile tenant would pick.
   if (serviceAccounts > 1) {
-    await pool(names.flatMap((ns) => Array.from({ length: serviceAccounts - 1 }, (_, i) => ({ ns, name: serviceAccountName(i + 1) }))), width, (sa) =>
+    await inParallel(names.flatMap((ns) => Array.from({ length: serviceAccounts - 1 }, (_, i) => ({ ns, name: serviceAccountName(i + 1) }))), width, (sa) =>
       retry(() => core.createNamespacedServiceAccount({ namespace: sa.ns, body: { metadata: { name: sa.name } } })),
     );
   }
   let seeded = 0;
   const progress = setInterval(() => console.log(`  seeding: ${seeded} of ${pods} pods, ${((Date.now() - seeding) / 1000).toFixed(0)} s`), 30_000);
-  await pool(Array.from({ length: pods }, (_, i) => i), width, async (i) => {
+  await inParallel(Array.from({ length: pods }, (_, i) => i), width, async (i) => {
     const namespace = names[i % namespaces] as string;
     await retry(() => core.createNamespacedPod({ namespace, body: podBody(`pod-${i}`, namespace, {}, serviceAccountName(Math.floor(i / namespaces) % serviceAccounts)) }));
     seeded++;
@@ -188,13 +192,15 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const kc = kubeConfigFrom(cp.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   if (seedMarker) rmSync(seedMarker, { force: true }); // until the churn's pods are gone again
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  // From nothing, like the cold start: another syncer's bindings (of another shape) would count as this one's.
+  await rbac.deleteCollectionClusterRoleBinding({ labelSelector: PROFILE_SELECTOR }).catch(() => undefined);
   const syncer = await startSyncer(config);
   console.log(`\n(b) churn: the syncer runs ${limitText()}`);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const waiting = Date.now();
-  while ((await boundBySyncer(syncer.url)) < seededSubjects && Date.now() - waiting < 300_000) await new Promise((r) => setTimeout(r, 100));
+  while ((await boundBySyncer(syncer.url)) < seededSubjects && Date.now() - waiting < convergeTimeoutMs) await new Promise((r) => setTimeout(r, 100));
   if ((await boundBySyncer(syncer.url)) < seededSubjects) {
-    console.log(`  ${describe(config)}: not converged after 300 s (${await syncerStatus(rbac)}); no churn. See ${syncer.logFile}`);
+    console.log(`  ${describe(config)}: not converged after ${convergeTimeoutMs / 1000} s (${await syncerStatus(rbac)}); no churn. See ${syncer.logFile}`);
     await stopSyncer(syncer);
     process.exitCode = 1;
     return;
@@ -207,9 +213,12 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   let present = new Set<string>();
   let watchedWrites = 0;
   let counting = false;
+  // Listed first and watched from there: a write is an event, the bindings already stored are not.
+  const stored = await rbac.listClusterRoleBinding({ labelSelector: PROFILE_SELECTOR });
+  for (const b of stored.items) held.set(b.metadata?.name ?? '', new Set((b.subjects ?? []).map((s) => s.namespace ?? '')));
   const watch = await new Watch(kc).watch(
     '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-    { labelSelector: PROFILE_SELECTOR },
+    { labelSelector: PROFILE_SELECTOR, resourceVersion: stored.metadata?.resourceVersion },
     (type: string, binding: V1ClusterRoleBinding) => {
       if (counting) watchedWrites++;
       const name = binding.metadata?.name ?? '';
@@ -344,7 +353,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   if (kills > 0) console.log(`  the syncer was ${ended(kills)} during the churn`);
   // Back to the pods as seeded, for the next run on the same --etcd-dir.
   const created = await core.listPodForAllNamespaces({ labelSelector: CHURN_LABEL });
-  await pool(created.items, 32, (p) => core.deleteNamespacedPod({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', gracePeriodSeconds: 0 }).catch(() => undefined));
+  await inParallel(created.items, 32, (p) => core.deleteNamespacedPod({ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '', gracePeriodSeconds: 0 }).catch(() => undefined));
   if (seedMarker) writeFileSync(seedMarker, seed);
 
   console.log(`\n(b) churn for ${elapsed.toFixed(0)} s, ${describe(config)}, target rate ${churnRate} creates + ${churnRate} deletes per second`);
@@ -526,11 +535,3 @@ async function retry<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function pool<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}

@@ -18,3 +18,4 @@ export * from './resource-discovery.js';
 export * from './watch-stream.js';
 export * from './work-queue.js';
 export * from './controller.js';
+export * from './in-parallel.js';

@@ -1,4 +1,4 @@
-import { applyObject, createObject, deleteObject, type EventRecorder, isConflict, type KubeClient, type KubeObject } from '@outrigger/kube';
+import { applyObject, createObject, deleteObject, type EventRecorder, inParallel, isConflict, type KubeClient, type KubeObject } from '@outrigger/kube';
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
@@ -41,13 +41,21 @@ export class PlanExecutor {
     }
   }
 
+  /**
+   * The plan's steps in their order (the ClusterRole, then every write, then every delete: what a
+   * delete relies on is written first); within a step the objects are independent, so up to
+   * WRITES_IN_FLIGHT go at once. A failure ends the plan after the step's requests in flight.
+   */
   async execute(profile: string, plan: ProfilePlan): Promise<Execution> {
     let wrote = 0;
     const notOurs: string[] = [];
-    for (const action of plan.actions) {
-      const outcome = await this.perform(profile, action, plan);
-      if (outcome === 'notOurs') notOurs.push(describe(action));
-      else wrote++;
+    const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding']];
+    for (const types of steps) {
+      const actions = plan.actions.filter((a) => types.includes(a.type));
+      await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
+        if ((await this.perform(profile, action, plan)) === 'notOurs') notOurs.push(describe(action));
+        else wrote++;
+      });
     }
     return { wrote, notOurs };
   }
@@ -119,6 +127,9 @@ export class PlanExecutor {
     }
   }
 }
+
+/** Requests in flight per step: a cold start writes one binding per namespace, thousands of them. */
+const WRITES_IN_FLIGHT = 16;
 
 /** Enough to bridge the watch's lag after a burst of creates; forgetting only costs a NameTaken until the watch catches up. */
 const MAX_REMEMBERED = 100_000;
