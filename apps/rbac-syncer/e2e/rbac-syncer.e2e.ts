@@ -114,10 +114,12 @@ describe('rbac-syncer', () => {
     expect(await canExec(kc, unlabelled, 'default')).toBe(false);
     expect(await canExec(kc, b, 'default')).toBe(false);
     expect(await canExec(kc, ownNamespace, 'default')).toBe(false);
-    // each namespace has its own binding, and an Event says what changed in it
+    // each namespace has its own binding, and an Event says what changed in it later
     expect((await rbac.readClusterRoleBinding({ name: `${BINDING}.${b}` })).subjects).toEqual([{ kind: 'ServiceAccount', name: 'agent', namespace: b }]);
+    await core.createNamespacedServiceAccount({ namespace: c, body: { metadata: { name: 'second' } } });
+    await createPod(kc, c, 'second');
     await eventually(
-      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING}.${b}` }),
+      () => core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${BINDING}.${c}` }),
       (list) => (list.items ?? []).some((e) => e.reason === 'SubjectsChanged'),
       'a SubjectsChanged event',
     );

@@ -89,8 +89,9 @@ export class PlanExecutor {
         if (parts.length === 0) parts.push('repaired drift (subjects edited by hand, order or duplicates)');
         const message = `${describe(action)}: ${parts.join('; ')}; now ${action.object.subjects.length} subject(s)`;
         log.log(message);
+        // A new binding is its own record; an Event for each would double a cold start's writes (one binding per namespace).
         const { name, namespace } = action.object.metadata;
-        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
+        if (!action.create) void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
         return 'done';
       }
       case 'deleteBinding': {
