@@ -16,7 +16,7 @@ import { ServingCertificateSource } from './tls/serving-certificate.source.js';
     ConfigModule.forRoot({ ignoreEnvFile: true, load: [injectorConfig] }),
     // The drain after SIGTERM is MutateRoute's (DRAIN_MS, with Connection: close); a second wait here would double the stop time.
     HealthModule.forRoot({ checks: InjectorHealth, gracefulShutdownTimeoutMs: 0 }),
-    // Only the AgentProfile watch and TLS_SECRET talk to the API; a local run with files needs no cluster.
+    // Only the AgentProfile and namespace watches and TLS_SECRET talk to the API; a local run with files needs no cluster.
     KubeClientModule.forRootAsync({
       imports: [ConfigModule.forFeature(injectorConfig)],
       inject: [injectorConfig.KEY],

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { parsePodSecurityLevel, POD_SECURITY_ENFORCE_LABEL, type PodSecurityLevel } from '@outrigger/agent-profiles';
-import { loadKubeClient, Reflector, resourcePath } from '@outrigger/kube';
+import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 
 /**
@@ -14,12 +15,16 @@ export class NamespacePodSecurityService implements OnModuleInit, OnModuleDestro
   private readonly logger = new Logger(NamespacePodSecurityService.name);
   private reflector: Reflector<PodSecurityLevel> | undefined;
 
-  constructor(@Inject(injectorConfig.KEY) private readonly config: InjectorConfig) {}
+  constructor(
+    @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
+    // Provided whenever PROFILES_FILE is unset (app.module.ts).
+    @Inject(KUBE_CLIENT) private readonly kube: KubeClient,
+  ) {}
 
   onModuleInit(): void {
     if (this.config.profilesFile) return;
     // Not awaited, like the AgentProfile watch: until it has listed, the injector is not ready.
-    this.reflector = new Reflector<PodSecurityLevel>(loadKubeClient(this.config.kubeconfig), {
+    this.reflector = new Reflector<PodSecurityLevel>(this.kube, {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       labelSelector: POD_SECURITY_ENFORCE_LABEL,
       project: (namespace) => parsePodSecurityLevel(namespace.metadata?.labels?.[POD_SECURITY_ENFORCE_LABEL]),
