@@ -1,9 +1,15 @@
-// Writes deploy/base/rbac-syncer/exec-guard.yaml from libs/install, the definition the rbac-syncer
-// compares the cluster's guard with: `npm run generate:exec-guard` after changing it (a unit test fails until then).
+// Writes the rbac-syncer's admission policies from libs/install, the definitions the syncer (the
+// exec guard) and the tests compare the cluster's with: `npm run generate:exec-guard` after changing
+// them (a unit test fails until then).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@outrigger/control-plane';
-import { EXEC_GUARD_FILE, execGuardYaml } from '@outrigger/install';
+import { EXEC_GUARD_FILE, execGuardYaml, SYNCER_CONFINEMENT_FILE, syncerConfinementYaml } from '@outrigger/install';
 
-writeFileSync(join(repoRoot(), EXEC_GUARD_FILE), execGuardYaml());
-process.stdout.write(`wrote ${EXEC_GUARD_FILE}\n`);
+for (const [file, yaml] of [
+  [EXEC_GUARD_FILE, execGuardYaml()],
+  [SYNCER_CONFINEMENT_FILE, syncerConfinementYaml()],
+] as const) {
+  writeFileSync(join(repoRoot(), file), yaml);
+  process.stdout.write(`wrote ${file}\n`);
+}

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,6 +12,7 @@ import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard
 // The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
 // built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).
 const RBAC_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/rbac.yaml', import.meta.url));
+const CONFINEMENT_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/syncer-confinement.yaml', import.meta.url));
 const NAMESPACE = 'outrigger-system';
 const SA_NAME = 'outrigger-rbac-syncer';
 const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-least-'));
@@ -82,5 +83,39 @@ describe('rbac-syncer with least privilege', () => {
     await eventually(() => bindingSubjects(admin, 'xxl-agent-exec'), (s) => s.includes(sa(ns)), 'the reference binding');
     const log = readFileSync(join(dir, 'privileged.log'), 'utf8');
     expect(log).not.toMatch(/forbidden|could not record/i);
+  });
+
+  it('with the confinement policy, its open-ended binding rights reach only objects labelled as its own', async () => {
+    const kubectl = (config: string, args: string[]) => {
+      try {
+        return execFileSync(join(inject('controlPlane').binDir, 'kubectl'), ['--kubeconfig', config, ...args], { stdio: 'pipe', encoding: 'utf8' });
+      } catch (error) {
+        return String((error as { stderr?: string }).stderr);
+      }
+    };
+    const adminConfig = inject('controlPlane').kubeconfigPath;
+    kubectl(adminConfig, ['apply', '-f', CONFINEMENT_YAML]);
+    kubectl(adminConfig, ['create', 'clusterrolebinding', 'someone-elses', '--clusterrole=view', '--user=alice']);
+    // RBAC alone lets the syncer delete any ClusterRoleBinding; the policy does not (once in force: it is read from a cache).
+    await eventually(
+      async () => kubectl(kubeconfigPath, ['delete', '--dry-run=server', 'clusterrolebinding', 'someone-elses']),
+      (out) => out.includes('outrigger rbac-syncer confinement:') && out.includes('may write only RBAC objects labelled app.kubernetes.io/managed-by=outrigger-rbac-syncer'),
+      'the confinement refusing a delete of a binding that is not the syncer\'s',
+    );
+    // Nor may it claim one by labelling it (a bare patch: kubectl would read it first, which the syncer may not).
+    const asSyncer = kubeConfigFrom(kubeconfigPath).makeApiClient(RbacAuthorizationV1Api);
+    const claim = asSyncer.patchClusterRoleBinding(
+      { name: 'someone-elses', dryRun: 'All', body: { metadata: { labels: { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await expect(claim).rejects.toThrow(/outrigger rbac-syncer confinement:/);
+    expect(kubectl(adminConfig, ['get', 'clusterrolebinding', 'someone-elses', '-o', 'name'])).toContain('someone-elses');
+    // And it still does its whole job under the policy.
+    const ns = await createTestNamespace(admin, 'least-confined', LABELS);
+    namespaces.push(ns);
+    await createPod(admin, ns);
+    await eventually(() => bindingSubjects(admin, 'xxl-agent-exec'), (s) => s.includes(sa(ns)), 'binding under the confinement');
+    kubectl(adminConfig, ['delete', '-f', CONFINEMENT_YAML]);
+    kubectl(adminConfig, ['delete', 'clusterrolebinding', 'someone-elses']);
   });
 });

@@ -87,13 +87,21 @@ export function guardRules(spec: unknown): string {
 
 /** deploy/base/rbac-syncer/exec-guard.yaml. */
 export function execGuardYaml(): string {
-  const header = [
-    `Generated from libs/install/src/exec-guard.ts by \`npm run generate:exec-guard\`: edit that instead.`,
-    'The exec guard: a ServiceAccount that Outrigger binds cluster-wide (a profile\'s ClusterRoleBinding,',
-    'managed by the rbac-syncer) may exec, attach and port-forward only into pods of its own namespace.',
-    'The rbac-syncer keeps those bindings empty while this policy or its binding is missing or differs',
-    'from this file in its rules or CEL (apps/rbac-syncer/src/desired/exec-guard.ts).',
-  ];
-  const docs = [execGuardPolicy(), execGuardBinding()].map((o) => new YAML.Document(o).toString({ lineWidth: 100 }));
+  return generatedYaml(
+    'libs/install/src/exec-guard.ts',
+    [
+      'The exec guard: a ServiceAccount that Outrigger binds cluster-wide (a profile\'s ClusterRoleBinding,',
+      'managed by the rbac-syncer) may exec, attach and port-forward only into pods of its own namespace.',
+      'The rbac-syncer removes those bindings while this policy or its binding is missing or differs',
+      'from this file in its rules or CEL (apps/rbac-syncer/src/desired/exec-guard.ts).',
+    ],
+    [execGuardPolicy(), execGuardBinding()],
+  );
+}
+
+/** A file of deploy/ written from this library: a header that says so and why, then the objects. */
+export function generatedYaml(source: string, why: readonly string[], objects: readonly object[]): string {
+  const header = [`Generated from ${source} by \`npm run generate:exec-guard\`: edit that instead.`, ...why];
+  const docs = objects.map((o) => new YAML.Document(o).toString({ lineWidth: 100 }));
   return `${header.map((l) => `# ${l}`).join('\n')}\n${docs.join('---\n')}`;
 }

@@ -2,3 +2,4 @@ export * from './install-names.js';
 export * from './install-files.js';
 export * from './service-permissions.js';
 export * from './exec-guard.js';
+export * from './syncer-confinement.js';
