@@ -24,7 +24,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   };
   const list = async (what: string, path: string, labelSelector?: string): Promise<Json[]> => (await read<{ items: Json[] }>(what, path, labelSelector ? { labelSelector } : undefined))?.items ?? [];
 
-  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs, policies, bindings] = await Promise.all([
+  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs] = await Promise.all([
     read<{ gitVersion?: string }>("the API server's version", '/version'),
     read<Json>('the AgentProfile CRD', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}`),
     read<Json>(`MutatingWebhookConfiguration ${options.webhookName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'mutatingwebhookconfigurations', name: options.webhookName })),
@@ -33,12 +33,14 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     list(`Leases in ${namespace}`, resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace })),
     list('AgentProfiles', resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL })),
     list('labelled Namespaces', resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`),
-    list('ValidatingAdmissionPolicies', resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'validatingadmissionpolicies' }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
-    list('ValidatingAdmissionPolicyBindings', resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'validatingadmissionpolicybindings' }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
   ]);
+  // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
+  const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
+  const guard = (resource: string) => read<Json>(`${resource} ${guardName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name: guardName }));
+  const [policy, binding] = await Promise.all([guard('validatingadmissionpolicies'), guard('validatingadmissionpolicybindings')]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
-  const injectorDeployment = deploymentObjs.find((d) => d.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] === 'injector');
+  const injectorDeployment = deploymentObjs.find((d) => componentOf(d) === 'injector');
   const secretName = injectorDeployment ? servingSecretName(injectorDeployment) : undefined;
   const secretObj = secretName ? await read<Json>(`Secret ${namespace}/${secretName}`, resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace, name: secretName })) : undefined;
   const serviceAccess = (
@@ -72,8 +74,8 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     profiles: profileObjs.map(profileView),
     labelledNamespaces: namespaceObjs.map((n) => String(n.metadata?.name)),
     execGuard: {
-      policies: policies.map((p) => String(p.metadata?.name)),
-      bindings: bindings.map((b) => ({ name: String(b.metadata?.name), actions: Array.isArray(b.spec?.validationActions) ? b.spec.validationActions.map(String) : [] })),
+      policies: policy ? [guardName] : [],
+      bindings: binding ? [{ name: guardName, actions: Array.isArray(binding.spec?.validationActions) ? binding.spec.validationActions.map(String) : [] }] : [],
     },
     readErrors,
   };
@@ -102,10 +104,8 @@ async function webhookView(
  * (each service's own default where the env says nothing).
  */
 function serviceAccessOf(deployment: Json, namespace: string): { component: string; serviceAccount: string; required: RequiredPermission[] } | undefined {
-  const component = String(deployment.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] ?? '');
-  const env = new Map<string, string>(
-    ((deployment.spec?.template?.spec?.containers?.[0]?.env as Json[] | undefined) ?? []).filter((e) => typeof e.value === 'string').map((e) => [String(e.name), String(e.value)]),
-  );
+  const component = componentOf(deployment);
+  const env = envOf(deployment);
   const serviceAccount = String(deployment.spec?.template?.spec?.serviceAccountName ?? 'default');
   const profilesFromApi = !env.has('PROFILES_FILE');
   const lease = { namespace: env.get('LEASE_NAMESPACE') ?? namespace, name: env.get('LEASE_NAME') ?? `outrigger-${component}` };
@@ -127,6 +127,17 @@ function serviceAccessOf(deployment: Json, namespace: string): { component: stri
     default:
       return undefined;
   }
+}
+
+/** The service a Deployment runs: its pods' `app.kubernetes.io/component`. */
+function componentOf(deployment: Json | undefined): string {
+  return String(deployment?.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] ?? '');
+}
+
+/** The literal env values of a Deployment's container (settings from the downward API are left out). */
+function envOf(deployment: Json | undefined): Map<string, string> {
+  const env = (deployment?.spec?.template?.spec?.containers?.[0]?.env as Json[] | undefined) ?? [];
+  return new Map(env.filter((e) => typeof e.value === 'string').map((e) => [String(e.name), String(e.value)]));
 }
 
 function servingSecretName(deployment: Json): string | undefined {
