@@ -58,7 +58,11 @@ function runFix(fix: string): string {
   }
   if (tool !== 'kubectl') throw new Error(`not a command to run: ${fix}`);
   const { kubeconfigPath, binDir } = inject('cluster');
-  return execFileSync(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { cwd: REPO, encoding: 'utf8' });
+  try {
+    return execFileSync(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    throw new Error(`${fix}: ${(error as { stderr?: string }).stderr ?? String(error)}`, { cause: error });
+  }
 }
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- objects read field by field

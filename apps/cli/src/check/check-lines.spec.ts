@@ -107,7 +107,7 @@ describe('checkLines', () => {
       'the guard binding changed to warn',
       { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Warn'] }] } },
       'exec-guard',
-      'kubectl apply --server-side --force-conflicts --field-manager=outrigger-restore -f deploy/base/rbac-syncer/exec-guard.yaml',
+      'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml',
     ],
     [
       "the injector's RoleBinding deleted",
@@ -122,7 +122,7 @@ describe('checkLines', () => {
       'outrigger restore -f deploy/base/rbac-syncer/rbac.yaml -n tools',
     ],
     ["the injector's Service deleted", { webhook: { ...WEBHOOK, serviceExists: false } }, 'webhook', 'outrigger restore -f deploy/base/injector/service.yaml'],
-  ])('for %s, fixes by creating only what is missing or putting back what changed', (_what, broken, check, fix) => {
+  ])('for %s, fixes by creating only what is missing or putting back the shipped guard', (_what, broken, check, fix) => {
     expect(checkLines({ ...healthy, ...broken }).find((l) => l.check === check)).toMatchObject({ result: 'fail', fix });
   });
 

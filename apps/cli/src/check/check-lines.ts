@@ -164,9 +164,9 @@ function execGuard({ profiles, execGuard }: InstallState): CheckLine {
     return fail('exec-guard', `${missing}: ${emptied}`, 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${EXEC_GUARD_FILE}`);
   }
   if (!binding) {
-    // Changed, not missing: take back exactly the fields the shipped guard sets, under a field manager of its own (the overlay's fields stay).
-    const fix = `kubectl apply --server-side --force-conflicts --field-manager=outrigger-restore -f ${EXEC_GUARD_FILE}`;
-    return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, 'puts back the shipped guard\'s fields, leaving the rest alone', fix);
+    // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
+    const hint = 'replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay\'s instance label goes)';
+    return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
   }
   return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
 }
