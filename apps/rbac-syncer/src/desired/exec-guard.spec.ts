@@ -27,10 +27,11 @@ describe('execGuardProblem', () => {
     expect(execGuardProblem(NAME, projectGuardPolicy(policy), projectGuardBinding(binding))).toBeUndefined();
   });
 
-  it('names each missing object and how to install it', () => {
+  it('names each missing object and a fix that creates only what is missing', () => {
     expect(execGuardProblem(NAME, undefined, projectGuardBinding(binding))).toBe(
-      `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found (install deploy/base/rbac-syncer/exec-guard.yaml)`,
+      `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found; create what is missing, changing nothing else: outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml`,
     );
+    expect(execGuardProblem(NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/; put the shipped guard back: kubectl replace -f deploy\/base\/rbac-syncer\/exec-guard\.yaml$/);
     expect(execGuardProblem(NAME, undefined, undefined)).toMatch(/ValidatingAdmissionPolicy \S+ not found; ValidatingAdmissionPolicyBinding \S+ not found/);
   });
 

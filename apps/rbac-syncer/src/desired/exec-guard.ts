@@ -1,4 +1,4 @@
-import { execGuardPolicy, guardRules } from '@outrigger/install';
+import { EXEC_GUARD_FILE, execGuardPolicy, guardRules } from '@outrigger/install';
 import type { KubeObject } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 
@@ -74,5 +74,9 @@ export function execGuardProblem(name: string, policy: GuardPolicyView | undefin
     if (!binding.selectsOurBindings) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not select exactly the ClusterRoleBindings labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
     if (binding.narrowed) problems.push(`ValidatingAdmissionPolicyBinding ${name} narrows the requests it judges (matchResources)`);
   }
-  return problems.length === 0 ? undefined : `exec guard not in force: ${problems.join('; ')} (install deploy/base/rbac-syncer/exec-guard.yaml)`;
+  if (problems.length === 0) return undefined;
+  // Only what is missing is created; a changed guard is put back as shipped (never an overlay or base applied over the install).
+  const fix = !policy || !binding ? (policy || binding ? 'create what is missing, changing nothing else' : 'create it') : 'put the shipped guard back';
+  const command = !policy || !binding ? `outrigger restore -f ${EXEC_GUARD_FILE}` : `kubectl replace -f ${EXEC_GUARD_FILE}`;
+  return `exec guard not in force: ${problems.join('; ')}; ${fix}: ${command}`;
 }

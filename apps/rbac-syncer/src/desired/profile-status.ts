@@ -73,7 +73,11 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
   }
   if (input.missingPermissions === undefined) return ['Unknown', 'Pending', 'checking the rbac-syncer\'s permissions for this profile'];
   if (input.missingPermissions.length > 0) {
-    return ['False', 'MissingPermissions', `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: grant them by name as in deploy/base/rbac-syncer/rbac.yaml`];
+    return [
+      'False',
+      'MissingPermissions',
+      `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: add them by name to ClusterRole outrigger-rbac-syncer in your overlay (as deploy/overlays/local adds xxl-agent-native-exec) and apply that overlay; never apply deploy/base/rbac-syncer over it`,
+    ];
   }
   const binding = `${rbac.binding.kind} ${rbac.binding.name}`;
   if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${input.writeFailure}`];
