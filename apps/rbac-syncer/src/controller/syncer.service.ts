@@ -20,8 +20,9 @@ import {
 } from '@outrigger/kube';
 import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { KUBE_CLIENT } from '@outrigger/service';
+import { type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
-import { type AgentRevision, projectRevision, revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
+import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
 import { liveByNamespace, podSubjectKeys } from '../desired/live-subjects.js';
@@ -134,7 +135,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.revisions = this.controller.watches<AgentRevision>('controllerrevisions', {
       path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace: lease.namespace }),
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
-      project: projectRevision,
+      project: parseAgentRevision,
       mapper: (revision) => [revision.profile.name],
       resyncOnList: false,
     });

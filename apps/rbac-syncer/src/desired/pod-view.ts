@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { podAnnotations, requestedProfiles, statusAnnotation, verifyInjectedAgent } from '@outrigger/sidecar';
+import { agentIsBindable, agentState, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
 
 /**
  * All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. No name:
@@ -16,9 +16,6 @@ export interface PodView {
 }
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
-
-/** The profile spec of a profile name and hash that injected running pods, if the syncer knows it. */
-export type RevisionLookup = (profile: string, hash: string) => AgentProfile | undefined;
 
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
@@ -40,7 +37,7 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], r
   const requested = requestedProfiles(annotations, profiles);
   if (requested.type !== 'requested') return undefined;
   const names = requested.profiles
-    .filter((p) => p.rbac && carriesAgent(pod, p, profiles, annotations.values.get(statusAnnotation(p)), revisions))
+    .filter((p) => p.rbac && agentIsBindable(agentState(pod, p, profiles, revisions)))
     .map((p) => p.name)
     .sort();
   if (names.length === 0) return undefined;
@@ -51,23 +48,6 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], r
     profiles: names,
     deleting: typeof metadata['deletionTimestamp'] === 'string',
   };
-}
-
-/** Verified against the spec in force, else against the earlier spec whose hash the pod's status names. */
-function carriesAgent(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[], status: string | undefined, revisions: RevisionLookup): boolean {
-  if (verifyInjectedAgent(pod, profile, inForce).ok) return true;
-  const hash = statusHash(status);
-  const earlier = hash === undefined ? undefined : revisions(profile.name, hash);
-  return earlier !== undefined && verifyInjectedAgent(pod, earlier, inForce).ok;
-}
-
-function statusHash(status: string | undefined): string | undefined {
-  try {
-    const parsed: unknown = status === undefined ? undefined : JSON.parse(status);
-    return isJsonObject(parsed) && typeof parsed['hash'] === 'string' ? parsed['hash'] : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Equal PodViews, and only those, have equal keys. */

@@ -1,0 +1,56 @@
+import { isJsonObject, type JsonObject } from '@outrigger/admission';
+import type { AgentProfile } from '@outrigger/agent-profiles';
+import type { RevisionLookup } from './agent-revision.js';
+import { statusAnnotation } from './injection-status.js';
+import { podAnnotations } from './pod-annotations.js';
+import { verifyInjectedAgent } from './verify-injected-agent.js';
+
+/**
+ * What a pod that opted into a profile runs of it:
+ * - `current`: the agent exactly as the profile in force renders it for this pod;
+ * - `outdated`: an agent injected from an earlier spec whose agent differs from today's (`hash`
+ *   names that spec; `verified` when that spec is known and the agent is exactly its rendering:
+ *   only then does it keep its RBAC);
+ * - `missing`: no agent at all (created while the webhook was off or ignored, or before install).
+ * Restarting the pod's workload turns `outdated` and `missing` into `current`.
+ */
+export type AgentState =
+  | { readonly state: 'current' }
+  | { readonly state: 'outdated'; readonly hash: string | undefined; readonly verified: boolean }
+  | { readonly state: 'missing' };
+
+export type AgentStateName = AgentState['state'];
+export const AGENT_STATES: readonly AgentStateName[] = ['current', 'outdated', 'missing'];
+
+/** `inForce`: every profile in force (for agents sharing a token volume, see verifyInjectedAgent). */
+export function agentState(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[], revisions: RevisionLookup): AgentState {
+  if (verifyInjectedAgent(pod, profile, inForce).ok) return { state: 'current' };
+  const status = podAnnotations(pod).values.get(statusAnnotation(profile));
+  if (status === undefined && !hasContainer(pod, profile.container.name)) return { state: 'missing' };
+  const hash = statusHash(status);
+  const earlier = hash === undefined ? undefined : revisions(profile.name, hash);
+  return { state: 'outdated', hash, verified: earlier !== undefined && verifyInjectedAgent(pod, earlier, inForce).ok };
+}
+
+/** Whether the pod keeps the profile's RBAC: an agent the injector wrote, from the spec in force or a known earlier one. */
+export function agentIsBindable(state: AgentState): boolean {
+  return state.state === 'current' || (state.state === 'outdated' && state.verified);
+}
+
+/** The spec hash the injection status names (`{profile, hash, version}`). */
+export function statusHash(status: string | undefined): string | undefined {
+  try {
+    const parsed: unknown = status === undefined ? undefined : JSON.parse(status);
+    return isJsonObject(parsed) && typeof parsed['hash'] === 'string' ? parsed['hash'] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function hasContainer(pod: JsonObject, name: string): boolean {
+  const spec = isJsonObject(pod['spec']) ? pod['spec'] : {};
+  return (['containers', 'initContainers'] as const).some((list) => {
+    const containers = spec[list];
+    return Array.isArray(containers) && containers.some((c) => isJsonObject(c) && c['name'] === name);
+  });
+}
