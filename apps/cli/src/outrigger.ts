@@ -1,14 +1,18 @@
+import { agentsCommand, agentsUsage } from './agents.command.js';
 import { checkCommand, checkUsage } from './check.command.js';
 import { CLI_VERSION } from './cli-version.js';
 import { type CommandIo, processIo } from './command-io.js';
 import { injectCommand, injectUsage } from './inject.command.js';
 import { restoreCommand, restoreUsage } from './restore.command.js';
+import { rolloutCommand, rolloutUsage } from './rollout.command.js';
 import { uninstallCommand, uninstallUsage } from './uninstall.command.js';
 
 const usage = `outrigger ${CLI_VERSION}: operate Outrigger (agent sidecars for Kubernetes)
 
 commands:
   check       every condition Outrigger needs, against the current kubeconfig
+  agents      which agent each workload's pods run: current, outdated or missing
+  rollout     rollout restart: restart the workloads whose agents are outdated or missing
   restore     create what of Outrigger is missing from manifests, changing nothing that exists
   inject      add agents to manifests, as the webhook would (files, directories, stdin)
   uninject    remove them again
@@ -18,6 +22,10 @@ commands:
 Run outrigger <command> --help for its options.
 
 ${checkUsage}
+
+${agentsUsage}
+
+${rolloutUsage}
 
 ${restoreUsage}
 
@@ -32,6 +40,10 @@ export async function run(argv: readonly string[], io: CommandIo = processIo): P
     switch (command) {
       case 'check':
         return await checkCommand(rest, io);
+      case 'agents':
+        return await agentsCommand(rest, io);
+      case 'rollout':
+        return await rolloutCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
       case 'inject':

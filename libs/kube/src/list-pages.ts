@@ -18,9 +18,10 @@ interface ListPage {
  * Lists a collection page by page (limit/continue), handing each object to `onItem` as its page
  * arrives so that a caller keeping projections never holds the whole list. Resolves with the
  * list's resourceVersion, the point to start watching from. An expired continue token (410)
- * is thrown: the caller starts over.
+ * is thrown: the caller starts over. An `onItem` that returns a promise is awaited before the
+ * next item (a caller that looks things up per object still holds one page at a time).
  */
-export async function listPages(kc: KubeClient, path: string, options: ListOptions, onItem: (obj: KubeObject) => void): Promise<string> {
+export async function listPages(kc: KubeClient, path: string, options: ListOptions, onItem: (obj: KubeObject) => void | Promise<void>): Promise<string> {
   let continueToken: string | undefined;
   let resourceVersion = '';
   do {
@@ -34,7 +35,10 @@ export async function listPages(kc: KubeClient, path: string, options: ListOptio
         continue: continueToken,
       },
     });
-    for (const item of page.items ?? []) onItem(item);
+    for (const item of page.items ?? []) {
+      const pending = onItem(item);
+      if (pending instanceof Promise) await pending;
+    }
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     continueToken = page.metadata?.continue || undefined;
   } while (continueToken);

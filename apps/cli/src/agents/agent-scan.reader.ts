@@ -1,0 +1,124 @@
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, parseAgentProfile, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
+import { isJsonObject, type JsonObject } from '@outrigger/admission';
+import { isNotFound, type KubeClient, kubeJson, listPages, resourcePath } from '@outrigger/kube';
+import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { UsageError } from '../command-io.js';
+import { AgentReport, type WorkloadAgents } from './agent-report.js';
+import { type ControllerLookup, type ControllerRef, controllerOf, resolveWorkload } from './workload-owner.js';
+
+export interface AgentScanOptions {
+  /** The pods' namespace; all namespaces when undefined. */
+  readonly namespace: string | undefined;
+  /** Only this profile; every profile when undefined. */
+  readonly profile: string | undefined;
+  /** Where the rbac-syncer keeps the earlier specs (ControllerRevisions). */
+  readonly installNamespace: string;
+  readonly pageSize?: number;
+  /** After each page of pods. */
+  readonly onProgress?: (pods: number, workloads: number) => void;
+}
+
+export interface ProfileInForce {
+  readonly name: string;
+  readonly hash: string;
+  /** When the spec in force was first stored by the rbac-syncer (its ControllerRevision's creation); undefined when it is not stored. */
+  readonly since: Date | undefined;
+}
+
+export interface AgentScan {
+  readonly profiles: readonly ProfileInForce[];
+  /** AgentProfiles this version refuses, with why: their pods are not judged. */
+  readonly refused: readonly { readonly name: string; readonly error: string }[];
+  /** Live opted-in pods looked at. */
+  readonly pods: number;
+  readonly rows: readonly WorkloadAgents[];
+}
+
+const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
+const OWNER_RESOURCES: Readonly<Record<string, string>> = { ReplicaSet: 'replicasets', Job: 'jobs' };
+
+/**
+ * Reads every live pod that opted into a profile, a page at a time, and tallies its agent state per
+ * workload: what stays in memory is one entry per workload (and per ReplicaSet or Job looked up).
+ */
+export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Promise<AgentScan> {
+  const profileObjs = await kubeJson<{ items?: unknown[] }>(kc, { path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }) });
+  const inForce: AgentProfile[] = [];
+  const refused: { name: string; error: string }[] = [];
+  for (const obj of profileObjs.items ?? []) {
+    const parsed = parseAgentProfile(obj);
+    if (parsed.ok) inForce.push(parsed.value);
+    else refused.push({ name: String((obj as { metadata?: { name?: unknown } }).metadata?.name), error: parsed.error.split('\n').join('; ') });
+  }
+  if (options.profile !== undefined && !inForce.some((p) => p.name === options.profile)) {
+    throw new UsageError(`--profile ${options.profile}: no such AgentProfile in force (in force: ${inForce.map((p) => p.name).join(', ') || 'none'})`);
+  }
+  const judged = inForce.filter((p) => options.profile === undefined || p.name === options.profile);
+  const stored = await readRevisions(kc, options.installNamespace);
+  const lookupRevision: RevisionLookup = (profile, hash) => stored.get(`${profile} ${hash}`)?.profile;
+  const profiles = judged.map((p) => ({ name: p.name, hash: profileHash(p), since: stored.get(`${p.name} ${profileHash(p)}`)?.created }));
+  const report = new AgentReport(new Map(profiles.map((p) => [p.name, p.hash])));
+  const lookup = cachedControllerLookup(kc);
+
+  let pods = 0;
+  let seen = 0;
+  const pageSize = options.pageSize ?? 500;
+  await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace: options.namespace }), { pageSize }, async (pod) => {
+    if (++seen % pageSize === 0) options.onProgress?.(seen, report.size);
+    const states = podStates(pod as JsonObject, inForce, judged, lookupRevision);
+    if (states.length === 0) return;
+    pods++;
+    const metadata = (pod as JsonObject)['metadata'] as JsonObject;
+    const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod), lookup);
+    for (const { profile, state } of states) report.add(workload, profile, state);
+  });
+  options.onProgress?.(seen, report.size);
+  return { profiles, refused, pods, rows: report.rows() };
+}
+
+/** The agent state of each judged profile a live pod opted into; none for a pod that did not, is going away or has finished. */
+function podStates(pod: JsonObject, inForce: readonly AgentProfile[], judged: readonly AgentProfile[], revisions: RevisionLookup) {
+  const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
+  const status = isJsonObject(pod['status']) ? pod['status'] : {};
+  if (typeof metadata['deletionTimestamp'] === 'string') return [];
+  if (typeof status['phase'] === 'string' && TERMINAL_PHASES.has(status['phase'])) return [];
+  const requested = requestedProfiles(podAnnotations(pod), inForce);
+  if (requested.type !== 'requested') return [];
+  return requested.profiles.filter((p) => judged.includes(p)).map((p) => ({ profile: p.name, state: agentState(pod, p, inForce, revisions) }));
+}
+
+/** The stored specs by `profile hash`, with when each was stored; none when they cannot be read (outdated agents are then all unverified). */
+async function readRevisions(kc: KubeClient, namespace: string): Promise<Map<string, { profile: AgentProfile; created: Date | undefined }>> {
+  const stored = new Map<string, { profile: AgentProfile; created: Date | undefined }>();
+  const list = await kubeJson<{ items?: unknown[] }>(kc, {
+    path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace }),
+    query: { labelSelector: PROFILE_LABEL },
+  }).catch((error: unknown) => {
+    if (isNotFound(error)) return { items: [] };
+    throw error;
+  });
+  for (const obj of list.items ?? []) {
+    const revision = parseAgentRevision(obj);
+    const created = (obj as { metadata?: { creationTimestamp?: unknown } }).metadata?.creationTimestamp;
+    if (revision) stored.set(`${revision.profile.name} ${revision.hash}`, { profile: revision.profile, created: typeof created === 'string' ? new Date(created) : undefined });
+  }
+  return stored;
+}
+
+/** A ReplicaSet's or Job's controller, read once per object (their pods share it). */
+function cachedControllerLookup(kc: KubeClient): ControllerLookup {
+  const cache = new Map<string, Promise<ControllerRef | undefined>>();
+  return (namespace, owner) => {
+    const key = `${namespace}/${owner.kind}/${owner.name}`;
+    let found = cache.get(key);
+    if (!found) {
+      const resource = OWNER_RESOURCES[owner.kind] ?? `${owner.kind.toLowerCase()}s`;
+      found = kubeJson<unknown>(kc, { path: resourcePath({ apiVersion: owner.apiVersion, resource, namespace, name: owner.name }) }).then(controllerOf, (error: unknown) => {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      });
+      cache.set(key, found);
+    }
+    return found;
+  };
+}
