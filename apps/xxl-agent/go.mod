@@ -1,0 +1,3 @@
+module outrigger.dev/xxl-agent
+
+go 1.26.0

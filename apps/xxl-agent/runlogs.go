@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// runLogs keeps each run's output in <dir>/<yyyy-MM-dd>/<logId>.log (the day of the trigger's
+// logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open.
+type runLogs struct {
+	dir  string
+	mu   sync.Mutex
+	open map[int64]bool
+}
+
+func newRunLogs(dir string) (*runLogs, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return &runLogs{dir: dir, open: map[int64]bool{}}, nil
+}
+
+func (l *runLogs) path(logDateTime, logID int64) string {
+	day := time.UnixMilli(logDateTime).UTC().Format("2006-01-02")
+	return filepath.Join(l.dir, day, fmt.Sprintf("%d.log", logID))
+}
+
+func (l *runLogs) create(logDateTime, logID int64) (*os.File, error) {
+	p := l.path(logDateTime, logID)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.open[logID] = true
+	l.mu.Unlock()
+	return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
+func (l *runLogs) close(logID int64, f *os.File) {
+	_ = f.Close()
+	l.mu.Lock()
+	delete(l.open, logID)
+	l.mu.Unlock()
+}
+
+// read returns the lines from fromLine (1-based) on; isEnd once the run has finished.
+func (l *runLogs) read(r logRequest) logResult {
+	from := max(r.FromLineNum, 1)
+	f, err := os.Open(l.path(r.LogDateTim, r.LogID))
+	if err != nil {
+		return logResult{FromLineNum: from, LogContent: "readLog fail, logFile not exists", IsEnd: true}
+	}
+	defer f.Close()
+	l.mu.Lock()
+	running := l.open[r.LogID]
+	l.mu.Unlock()
+	var b strings.Builder
+	scan := bufio.NewScanner(f)
+	scan.Buffer(make([]byte, 64*1024), 4<<20)
+	n := 0
+	for scan.Scan() {
+		n++
+		if n >= from {
+			b.WriteString(scan.Text())
+			b.WriteByte('\n')
+		}
+	}
+	return logResult{FromLineNum: from, ToLineNum: n, LogContent: b.String(), IsEnd: !running}
+}
+
+// prune removes the days older than keep.
+func (l *runLogs) prune(keep time.Duration, now time.Time) {
+	days, _ := os.ReadDir(l.dir)
+	for _, d := range days {
+		day, err := time.Parse("2006-01-02", d.Name())
+		if err == nil && now.Sub(day) > keep+24*time.Hour {
+			_ = os.RemoveAll(filepath.Join(l.dir, d.Name()))
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// spool keeps results not yet accepted by an admin, one file each, written whole (temporary
+// file, then rename) on an emptyDir so that an agent restart loses none.
+type spool struct {
+	dir    string
+	mu     sync.Mutex
+	wake   chan struct{}
+	onSize func(int)
+}
+
+func newSpool(dir string, onSize func(int)) (*spool, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	s := &spool{dir: dir, wake: make(chan struct{}, 1), onSize: onSize}
+	s.report()
+	return s, nil
+}
+
+func (s *spool) add(c callbackRequest) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(s.dir, fmt.Sprintf("%020d.json", c.LogID))
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	s.report()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// pending returns the spooled results, oldest log first, with their files.
+func (s *spool) pending() ([]callbackRequest, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, _ := os.ReadDir(s.dir)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	var out []callbackRequest
+	var files []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(s.dir, e.Name())
+		data, err := os.ReadFile(p)
+		var c callbackRequest
+		if err != nil || json.Unmarshal(data, &c) != nil {
+			continue
+		}
+		out = append(out, c)
+		files = append(files, p)
+	}
+	return out, files
+}
+
+func (s *spool) done(files []string) {
+	s.mu.Lock()
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+	s.mu.Unlock()
+	s.report()
+}
+
+func (s *spool) report() {
+	entries, _ := os.ReadDir(s.dir)
+	n := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	s.onSize(n)
+}
