@@ -9,7 +9,8 @@ export const checkUsage = `usage: outrigger check [--kubeconfig FILE] [--namespa
 Checks, against the current kubeconfig, everything Outrigger needs: the CRD, the webhook
 configuration and its Service, the caBundle against the certificate the injector really serves,
 certificate expiry, the Deployments, the leader Leases, every AgentProfile accepted and in force
-in both services, labelled namespaces and the exec guard. Exits 1 when a check fails. A failed
+in both services, labelled namespaces, the exec guard, and the agent of every live opted-in pod
+(none fails; one from an earlier spec, 7 days after the change, warns). Exits 1 when a check fails. A failed
 line says what to look at (hint) and, where it can, the command that repairs it (fix): it creates
 only what is missing and never applies a base over your overlay.`;
 

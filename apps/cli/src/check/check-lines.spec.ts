@@ -49,6 +49,7 @@ const healthy: InstallState = {
   profiles: [PROFILE],
   labelledNamespaces: ['shop'],
   execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
+  agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
   readErrors: [],
 };
 
@@ -74,6 +75,8 @@ describe('checkLines', () => {
       'profile xxl-job',
       'namespaces',
       'exec-guard',
+      'agents-missing',
+      'agents-outdated',
     ]);
   });
 
@@ -181,5 +184,48 @@ describe('checkLines', () => {
   it('needs no exec guard when no profile binds cluster-wide', () => {
     const roleBinding = { ...PROFILE, bindingKind: 'RoleBinding' };
     expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: { policies: [], bindings: [] } }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
+  });
+});
+
+describe('checkLines: agents', () => {
+  const row = (namespace: string, kind: string, name: string, counts: { current?: number; outdated?: number; missing?: number }) => {
+    const c = { current: 0, outdated: 0, missing: 0, ...counts };
+    return { workload: { kind, namespace, name, apiVersion: 'apps/v1', known: true }, profile: 'xxl-job', pods: c.current + c.outdated + c.missing, ...c, revisions: [] };
+  };
+  const withRows = (rows: ReturnType<typeof row>[], since: Date | null = new Date(NOW.getTime() - 30 * DAY)) =>
+    checkLines({ ...healthy, agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: since ?? undefined }], refused: [], pods: rows.reduce((n, r) => n + r.pods, 0), rows } });
+  const line = (lines: CheckLine[], check: string) => lines.find((l) => l.check === check);
+
+  it('fails opted-in pods without their agent, naming up to three workloads (most first) and the count, with a fix for just their namespace', () => {
+    const lines = withRows([row('shop', 'Deployment', 'web', { missing: 3, current: 1 }), row('shop', 'StatefulSet', 'pg', { missing: 1 }), row('shop', 'DaemonSet', 'node', { missing: 2 }), row('shop', 'Pod', 'debug', { missing: 1 }), row('shop', 'Deployment', 'fine', { current: 5 })]);
+    expect(line(lines, 'agents-missing')).toEqual({
+      check: 'agents-missing',
+      result: 'fail',
+      message: '7 live opted-in pod(s) run without their agent, in 4 workload(s): shop/Deployment/web (3, xxl-job), shop/DaemonSet/node (2, xxl-job), shop/StatefulSet/pg (1, xxl-job), and 1 more',
+      hint: expect.stringMatching(/bare pods, Jobs and CronJobs are skipped/),
+      fix: 'outrigger rollout restart --missing -n shop',
+    });
+  });
+
+  it('the fix covers all namespaces when the missing agents are in several', () => {
+    expect(line(withRows([row('shop', 'Deployment', 'web', { missing: 1 }), row('db', 'StatefulSet', 'pg', { missing: 1 })]), 'agents-missing')?.fix).toBe('outrigger rollout restart --missing -A');
+  });
+
+  it('passes when every live opted-in pod carries its agent', () => {
+    expect(line(withRows([row('shop', 'Deployment', 'web', { current: 3 })]), 'agents-missing')).toEqual({ check: 'agents-missing', result: 'pass', message: 'all 3 live opted-in pod(s) carry their agent' });
+  });
+
+  it('warns, without failing, about agents outdated more than 7 days after the spec in force came into force; not sooner', () => {
+    const rows = [row('shop', 'Deployment', 'web', { outdated: 2, current: 1 })];
+    const old = line(withRows(rows, new Date(NOW.getTime() - 8 * DAY)), 'agents-outdated');
+    expect(old).toMatchObject({ result: 'warn', message: expect.stringMatching(/^2 pod\(s\) in 1 workload\(s\) still run an agent from an earlier spec, more than 7 days after the spec in force \(xxl-job aaaa since 2026-11-17T12:00:00.000Z\): shop\/Deployment\/web \(2, xxl-job\)$/) });
+    expect(old?.hint).toMatch(/outrigger rollout restart --outdated -n shop/);
+    expect(line(withRows(rows, new Date(NOW.getTime() - 6 * DAY)), 'agents-outdated')).toMatchObject({ result: 'pass', message: expect.stringMatching(/less than 7 days ago/) });
+    expect(line(withRows(rows, null), 'agents-outdated')).toMatchObject({ result: 'warn', message: expect.stringMatching(/since unknown/) });
+    expect(withRows(rows, new Date(NOW.getTime() - 8 * DAY)).filter((l) => l.result === 'fail')).toEqual([]);
+  });
+
+  it('says nothing of agents when the pods could not be read (that is a read error)', () => {
+    expect(checkLines({ ...healthy, agents: undefined }).filter((l) => l.check.startsWith('agents'))).toEqual([]);
   });
 });

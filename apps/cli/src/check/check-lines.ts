@@ -1,5 +1,6 @@
 import { EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
+import { workloadName } from '../agents/workload-owner.js';
 import type { InstallState } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
@@ -27,7 +28,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -169,6 +170,64 @@ function execGuard({ profiles, execGuard }: InstallState): CheckLine {
     return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
   }
   return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
+}
+
+/** How long agents may stay outdated after their profile changed before check warns: a week of rollouts. */
+export const OUTDATED_WARN_AFTER_MS = 7 * DAY_MS;
+/** Workloads a line names; the rest are counted. */
+const NAMED_WORKLOADS = 3;
+
+function agents({ agents, now }: InstallState): CheckLine[] {
+  if (!agents) return [];
+  const missingRows = agents.rows.filter((r) => r.missing > 0);
+  const missing = missingRows.reduce((n, r) => n + r.missing, 0);
+  const missingLine =
+    missing === 0
+      ? pass('agents-missing', `all ${agents.pods} live opted-in pod(s) carry their agent`)
+      : fail(
+          'agents-missing',
+          `${missing} live opted-in pod(s) run without their agent, in ${countWorkloads(missingRows)} workload(s): ${nameWorkloads(missingRows, (r) => r.missing)}`,
+          'created while the webhook was off or ignored it (failurePolicy Ignore), while the namespace was unlabelled, or before install; with the injector serving, restarting their workloads re-creates them with the agent (bare pods, Jobs and CronJobs are skipped and named: re-create those yourself). outrigger agents --missing lists them',
+          `outrigger rollout restart --missing ${scopeFlag(missingRows)}`,
+        );
+  const stale = agents.profiles.filter((p) => p.since === undefined || now.getTime() - p.since.getTime() > OUTDATED_WARN_AFTER_MS);
+  const outdatedRows = agents.rows.filter((r) => r.outdated > 0);
+  const staleRows = outdatedRows.filter((r) => stale.some((p) => p.name === r.profile));
+  const outdated = outdatedRows.reduce((n, r) => n + r.outdated, 0);
+  const days = OUTDATED_WARN_AFTER_MS / DAY_MS;
+  if (outdated === 0) return [missingLine, pass('agents-outdated', 'no live pod runs an agent from an earlier profile spec')];
+  if (staleRows.length === 0) return [missingLine, pass('agents-outdated', `${outdated} pod(s) run an agent from an earlier spec of a profile changed less than ${days} days ago`)];
+  const since = stale
+    .filter((p) => staleRows.some((r) => r.profile === p.name))
+    .map((p) => `${p.name} ${p.hash} ${p.since ? `since ${p.since.toISOString()}` : '(not stored by the rbac-syncer: since unknown)'}`)
+    .join('; ');
+  return [
+    missingLine,
+    warn(
+      'agents-outdated',
+      `${staleRows.reduce((n, r) => n + r.outdated, 0)} pod(s) in ${countWorkloads(staleRows)} workload(s) still run an agent from an earlier spec, more than ${days} days after the spec in force (${since}): ${nameWorkloads(staleRows, (r) => r.outdated)}`,
+      `restart them through their workloads' strategies: outrigger rollout restart --outdated ${scopeFlag(staleRows)} (--dry-run first to see what it would restart and skip)`,
+    ),
+  ];
+}
+
+type AgentRow = NonNullable<InstallState['agents']>['rows'][number];
+
+function countWorkloads(rows: readonly AgentRow[]): number {
+  return new Set(rows.map((r) => `${r.workload.namespace}/${workloadName(r.workload)}`)).size;
+}
+
+/** The workloads with the most such pods first, up to NAMED_WORKLOADS, with their counts. */
+function nameWorkloads(rows: readonly AgentRow[], count: (r: AgentRow) => number): string {
+  const sorted = [...rows].sort((a, b) => count(b) - count(a));
+  const named = sorted.slice(0, NAMED_WORKLOADS).map((r) => `${r.workload.namespace}/${workloadName(r.workload)} (${count(r)}, ${r.profile})`);
+  return named.join(', ') + (sorted.length > NAMED_WORKLOADS ? `, and ${sorted.length - NAMED_WORKLOADS} more` : '');
+}
+
+/** `-n NS` when every row is in one namespace, else `-A`. */
+function scopeFlag(rows: readonly AgentRow[]): string {
+  const namespaces = new Set(rows.map((r) => r.workload.namespace));
+  return namespaces.size === 1 ? `-n ${[...namespaces][0]}` : '-A';
 }
 
 function short(fingerprint: string): string {

@@ -3,6 +3,7 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission
 import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
+import { scanAgents } from '../agents/agent-scan.reader.js';
 import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
@@ -58,6 +59,11 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
       }),
     )
   ).filter((v) => v !== undefined);
+  const agents = await scanAgents(kc, { namespace: undefined, profile: undefined, installNamespace: namespace }).catch((error: unknown) => {
+    // Without the CRD there is nothing to judge pods by: the crd line says so.
+    if (!isNotFound(error)) readErrors.push(`opted-in pods: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  });
   const injectorReplicas = await Promise.all(injectorPods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => replicaView(kc, namespace, p)));
 
   return {
@@ -77,6 +83,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
       policies: policy ? [guardName] : [],
       bindings: binding ? [{ name: guardName, actions: Array.isArray(binding.spec?.validationActions) ? binding.spec.validationActions.map(String) : [] }] : [],
     },
+    agents,
     readErrors,
   };
 }

@@ -1,4 +1,5 @@
 import type { PodSecurityLevel } from '@outrigger/agent-profiles';
+import type { AgentScan } from '../agents/agent-scan.reader.js';
 import type { ParsedCertificate } from '@outrigger/pki';
 
 /** What `outrigger check` reads from the cluster, parsed once (install-state.reader.ts). */
@@ -22,6 +23,8 @@ export interface InstallState {
   readonly labelledNamespaces: readonly string[];
   /** The rbac-syncer's exec guard (ValidatingAdmissionPolicy and binding from deploy/). */
   readonly execGuard: { readonly policies: readonly string[]; readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[] };
+  /** Every live opted-in pod's agent, per workload (what `outrigger agents -A` shows); undefined when it cannot be read (a read error). */
+  readonly agents: AgentScan | undefined;
   /** What could not be read, e.g. `Leases in outrigger-system: 403 Forbidden`: each is a failed line. */
   readonly readErrors: readonly string[];
 }
