@@ -65,6 +65,11 @@ beforeAll(() => {
   kubectl(['wait', '--for=condition=Established', 'crd/agentprofiles.outrigger.dev', '--timeout=60s']);
   kubectl(['apply', '--server-side', '-f', REFERENCE_PROFILE_FILE]);
   kubectl(['create', 'namespace', NS]);
+  kubectl(['label', 'namespace', NS, 'outrigger.dev/injection=enabled']);
+  // Opted in, but where the webhook never injects: not counted.
+  kubectl(['create', 'namespace', `${NS}-unlabelled`]);
+  kubectl(['-n', `${NS}-unlabelled`, 'create', 'serviceaccount', 'default']);
+  kubectl(['-n', `${NS}-unlabelled`, 'create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'elsewhere', annotations: OPTED_IN }, spec: template.spec }));
   kubectl(['-n', NS, 'create', 'serviceaccount', 'default']);
   const workloads = [
     { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 3, selector, template } },
@@ -146,6 +151,9 @@ describe('outrigger agents on a real API server', () => {
     expect(names(outdated.stdout)).toEqual(['CronJob/nightly', 'Deployment/web']);
     expect(outdated.stdout.split('\n')[0]).toMatch(/^NAMESPACE\s+WORKLOAD\s+PROFILE\s+PODS\s+CURRENT\s+OUTDATED\s+MISSING\s+REVISIONS$/);
     expect(names(outrigger(['agents', '-n', NS, '--missing']).stdout)).toEqual(['DaemonSet/node', 'Pod/debug-0', 'ReplicaSet/lone', 'Widget/w']);
+    expect(outrigger(['agents', '-n', `${NS}-unlabelled`]).stderr).toMatch(/namespace agents-e2e-unlabelled does not take part \(not labelled outrigger.dev\/injection=enabled, or a system namespace\)/);
+    const everywhere = JSON.parse(outrigger(['agents', '-A', '-o', 'json']).stdout) as { pods: number };
+    expect(everywhere.pods).toBe(34);
     expect(outrigger(['agents', '--profile', 'nope']).stderr).toMatch(/^outrigger agents: --profile nope: no such AgentProfile in force \(in force: xxl-job\)/);
   });
 });

@@ -10,7 +10,8 @@ export const agentsUsage = `usage: outrigger agents [-n NS | -A] [--profile NAME
 One row per workload (Deployment, StatefulSet, DaemonSet, Job, CronJob, bare pod, ...) and profile:
 how many of its live pods that opted in run the agent the profile injects today (current), one
 from an earlier spec (outdated), or none (missing), and the specs (revisions) their agents came
-from. All namespaces unless -n. --outdated and --missing keep the rows with such pods.
+from. Pods in namespaces the webhook injects in (labelled outrigger.dev/injection=enabled, not
+a system one): all of them unless -n. --outdated and --missing keep the rows with such pods.
 --install-namespace NS names where the rbac-syncer keeps earlier specs (${INSTALL_NAMES.namespace}).`;
 
 /** Flags `agents` and `rollout restart` share: which pods to look at. */

@@ -1,5 +1,5 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, parseAgentProfile, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
-import { isJsonObject, type JsonObject } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
 import { isNotFound, type KubeClient, kubeJson, listPages, resourcePath } from '@outrigger/kube';
 import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
 import { UsageError } from '../command-io.js';
@@ -38,8 +38,10 @@ const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 const OWNER_RESOURCES: Readonly<Record<string, string>> = { ReplicaSet: 'replicasets', Job: 'jobs' };
 
 /**
- * Reads every live pod that opted into a profile, a page at a time, and tallies its agent state per
- * workload: what stays in memory is one entry per workload (and per ReplicaSet or Job looked up).
+ * Reads every live pod that opted into a profile, in the namespaces that take part (labelled, not a
+ * system one: where the webhook injects, as the rbac-syncer counts), a page at a time, and tallies
+ * its agent state per workload: what stays in memory is one entry per workload (and per ReplicaSet
+ * or Job looked up).
  */
 export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Promise<AgentScan> {
   const profileObjs = await kubeJson<{ items?: unknown[] }>(kc, { path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }) });
@@ -53,6 +55,10 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   if (options.profile !== undefined && !inForce.some((p) => p.name === options.profile)) {
     throw new UsageError(`--profile ${options.profile}: no such AgentProfile in force (in force: ${inForce.map((p) => p.name).join(', ') || 'none'})`);
   }
+  const taking = await takingPart(kc, options.installNamespace);
+  if (options.namespace !== undefined && !taking.has(options.namespace)) {
+    throw new UsageError(`namespace ${options.namespace} does not take part (not labelled ${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}, or a system namespace): its pods get no agent`);
+  }
   const judged = inForce.filter((p) => options.profile === undefined || p.name === options.profile);
   const stored = await readRevisions(kc, options.installNamespace);
   const lookupRevision: RevisionLookup = (profile, hash) => stored.get(`${profile} ${hash}`)?.profile;
@@ -65,10 +71,11 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   const pageSize = options.pageSize ?? 500;
   await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace: options.namespace }), { pageSize }, async (pod) => {
     if (++seen % pageSize === 0) options.onProgress?.(seen, report.size);
+    const metadata = (pod as JsonObject)['metadata'] as JsonObject;
+    if (!taking.has(String(metadata['namespace']))) return;
     const states = podStates(pod as JsonObject, inForce, judged, lookupRevision);
     if (states.length === 0) return;
     pods++;
-    const metadata = (pod as JsonObject)['metadata'] as JsonObject;
     const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod), lookup);
     for (const { profile, state } of states) report.add(workload, profile, state);
   });
@@ -85,6 +92,17 @@ function podStates(pod: JsonObject, inForce: readonly AgentProfile[], judged: re
   const requested = requestedProfiles(podAnnotations(pod), inForce);
   if (requested.type !== 'requested') return [];
   return requested.profiles.filter((p) => judged.includes(p)).map((p) => ({ profile: p.name, state: agentState(pod, p, inForce, revisions) }));
+}
+
+/** The namespaces the webhook injects in: labelled, and not one it never touches. */
+async function takingPart(kc: KubeClient, installNamespace: string): Promise<Set<string>> {
+  const excluded = new Set(protectedNamespacesFor(installNamespace));
+  const taking = new Set<string>();
+  await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), { labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}` }, (ns) => {
+    const name = ns.metadata?.name;
+    if (name && !excluded.has(name)) taking.add(name);
+  });
+  return taking;
 }
 
 /** The stored specs by `profile hash`, with when each was stored; none when they cannot be read (outdated agents are then all unverified). */
