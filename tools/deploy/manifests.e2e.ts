@@ -111,6 +111,10 @@ const FORBIDDEN: readonly Access[] = [
   { verb: '*', resource: 'pods', namespace: ns },
   { verb: 'get', group: '*', resource: '*' },
   { verb: 'deletecollection', resource: 'pods' },
+  // Reading a workload's owner is not restarting it: only `outrigger rollout restart`, run by a person, does that.
+  ...['update', 'patch'].flatMap((verb) => ['deployments', 'statefulsets', 'daemonsets', 'replicasets'].map((resource) => ({ verb, group: 'apps', resource, namespace: ns }))),
+  { verb: 'list', group: 'apps', resource: 'replicasets' },
+  { verb: 'watch', group: 'batch', resource: 'jobs' },
 ];
 
 /** Beyond reading its serving Secret, the injector may do nothing: not even read the CA or its ConfigMap. */

@@ -3,11 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentProfileObject, profileHash, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { bindingSubjects, canExec, createPod, deleteAllPods, eventually, LABELS, sa, startSyncer } from './support.js';
+import { bindingSubjects, canExec, createPod, deleteAllPods, eventually, LABELS, metric, optIn, sa, startSyncer } from './support.js';
 
 // The syncer with AgentProfiles from the API: a profile takes effect, follows an edit, reports on
 // its status, survives a bad edit and, deleted, leaves an emptied binding behind after the grace.
@@ -18,6 +18,7 @@ const NAME = 'api-profile-exec';
 const reference = referenceProfile();
 const profile: AgentProfile = { ...reference, rbac: { clusterRole: NAME, binding: { kind: 'ClusterRoleBinding', name: NAME }, rules: reference.rbac?.rules ?? [] } };
 let syncer: ManagedProcess | undefined;
+let port = 0;
 const namespaces: string[] = [];
 
 function kubectl(args: readonly string[], input?: string): string {
@@ -27,6 +28,7 @@ function kubectl(args: readonly string[], input?: string): string {
 interface Status {
   observedGeneration?: number;
   boundSubjects?: number;
+  agents?: { current: number; outdated: number; missing: number; outdatedRevisions: { revision: string; pods: number }[] };
   conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
 }
 
@@ -37,7 +39,8 @@ beforeAll(async () => {
   kubectl(['apply', '--server-side', '-k', join(repoRoot(), 'deploy/base/crd')]);
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
   const own = await createTestNamespace(kc, 'profiles-sys');
-  syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port: await freePort(), name: 'profiles-syncer', dir });
+  port = await freePort();
+  syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port, name: 'profiles-syncer', dir });
 });
 
 afterAll(async () => {
@@ -151,6 +154,59 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
       expect(await canExec(kc, ns, 'grabber')).toBe(false);
     } finally {
       kubectl(['delete', '--ignore-not-found', 'agentprofile', grab.name]);
+    }
+  });
+
+  it('counts opted-in pods by the agent they run, names the outdated revision, and tells the workload whose pods miss it', async () => {
+    // A profile of its own (no RBAC), so pods of other suites never count for it.
+    const { rbac: _, ...withoutRbac } = reference;
+    const probe: AgentProfile = { ...withoutRbac, name: 'count-probe', annotationPrefix: 'count-probe/', container: { ...reference.container, name: 'count-probe' } };
+    const probeStatus = async () => (JSON.parse(kubectl(['get', 'agentprofile', probe.name, '-o', 'json'])) as { status?: Status }).status ?? {};
+    const ns = await createTestNamespace(kc, 'counts', LABELS);
+    namespaces.push(ns);
+    kubectl(['apply', '--server-side', '-f', '-'], stringify(agentProfileObject(probe)));
+    try {
+      await createPod(kc, ns, 'default', true, probe);
+      await createPod(kc, ns, 'default', true, probe);
+      // A Deployment's pods created while the webhook was not called: opted in, no agent. (No
+      // controller-manager runs here: the ReplicaSet and its pods are written as it would.)
+      const apps = (kind: string, name: string, extra: object) => ({ apiVersion: 'apps/v1', kind, metadata: { name, namespace: ns, labels: { app: 'shop' } }, ...extra });
+      const template = { metadata: { labels: { app: 'shop' } }, spec: { containers: [{ name: 'app', image: 'busybox' }] } };
+      const spec = { replicas: 2, selector: { matchLabels: { app: 'shop' } }, template };
+      const deployment = JSON.parse(kubectl(['create', '-o', 'json', '-f', '-'], JSON.stringify(apps('Deployment', 'shop', { spec })))) as { metadata: { uid: string } };
+      const owner = (kind: string, name: string, uid: string) => [{ apiVersion: 'apps/v1', kind, name, uid, controller: true }];
+      const replicaSet = JSON.parse(
+        kubectl(['create', '-o', 'json', '-f', '-'], JSON.stringify({ ...apps('ReplicaSet', 'shop-5d8f', { spec }), metadata: { name: 'shop-5d8f', namespace: ns, labels: { app: 'shop' }, ownerReferences: owner('Deployment', 'shop', deployment.metadata.uid) } })),
+      ) as { metadata: { uid: string } };
+      for (const name of ['shop-5d8f-a', 'shop-5d8f-b']) {
+        const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, annotations: optIn(probe), ownerReferences: owner('ReplicaSet', 'shop-5d8f', replicaSet.metadata.uid) }, spec: template.spec };
+        kubectl(['create', '-f', '-'], JSON.stringify(pod));
+      }
+      const counted = await eventually(probeStatus, (s) => s.agents?.current === 2 && s.agents.missing === 2, 'the counts on the status');
+      expect(counted.agents).toEqual({ current: 2, outdated: 0, missing: 2, outdatedRevisions: [] });
+      expect(await metric(port, 'outrigger_rbac_syncer_agent_pods', ['profile="count-probe"', 'state="missing"'])).toBe(2);
+      // The owner hears of it on the Deployment, not on its ReplicaSet.
+      const events = await eventually(
+        async () => JSON.parse(kubectl(['get', 'events', '-n', ns, '--field-selector', 'reason=AgentMissing', '-o', 'json'])) as { items: { involvedObject: { kind: string; name: string; uid: string }; message: string; type: string }[] },
+        (list) => list.items.length > 0,
+        'an AgentMissing event',
+      );
+      expect(events.items).toHaveLength(1);
+      expect(events.items[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Deployment', name: 'shop', uid: deployment.metadata.uid } });
+      // As many pods as it had seen then: one or both.
+      expect(events.items[0]?.message).toMatch(new RegExp(`^[12] pod\\(s\\) opted into AgentProfile count-probe but run without its agent \\(created while the injector was not called\\); restart them to get it: outrigger rollout restart --missing -n ${ns}$`));
+      // A new agent: the running ones are outdated, by the revision that injected them.
+      kubectl(['patch', 'agentprofile', probe.name, '--type=merge', '-p', JSON.stringify({ spec: { container: { image: `${probe.container.image}-next` } } })]);
+      const outdated = await eventually(probeStatus, (s) => s.agents?.outdated === 2, 'the pods counted as outdated');
+      expect(outdated.agents).toEqual({ current: 0, outdated: 2, missing: 2, outdatedRevisions: [{ revision: `count-probe-${profileHash(probe)}`, pods: 2 }] });
+      const row = kubectl(['get', 'agentprofile', probe.name]).split('\n');
+      expect(row[0]).toMatch(/\bCURRENT\s+OUTDATED\s+MISSING\b/);
+      expect(row[1]).toMatch(/\s0\s+2\s+2\s/);
+      // Pods that go are no longer counted.
+      await deleteAllPods(kc, ns);
+      await eventually(probeStatus, (s) => s.agents?.outdated === 0 && s.agents.missing === 0, 'the counts after the pods went');
+    } finally {
+      kubectl(['delete', '--ignore-not-found', 'agentprofile', probe.name]);
     }
   });
 

@@ -56,6 +56,10 @@ export function agentProfileCrd(): Schema {
             { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
             { name: 'Synced', type: 'string', jsonPath: '.status.conditions[?(@.type=="Synced")].status' },
             { name: 'Subjects', type: 'integer', jsonPath: '.status.boundSubjects' },
+            // Live opted-in pods by the agent they run, as a Deployment shows UP-TO-DATE.
+            { name: 'Current', type: 'integer', jsonPath: '.status.agents.current' },
+            { name: 'Outdated', type: 'integer', jsonPath: '.status.agents.outdated' },
+            { name: 'Missing', type: 'integer', jsonPath: '.status.agents.missing' },
             { name: 'Pod-Security', type: 'string', jsonPath: '.status.agentPodSecurity', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
@@ -90,6 +94,21 @@ const STATUS: Schema = {
     boundSubjects: { type: 'integer', format: 'int32' },
     /** The strictest Pod Security Standard the agent container meets (of the generation in force). */
     agentPodSecurity: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+    /** Live opted-in pods in labelled namespaces, by the agent they run. */
+    agents: {
+      type: 'object',
+      properties: {
+        current: { type: 'integer', format: 'int32' },
+        outdated: { type: 'integer', format: 'int32' },
+        missing: { type: 'integer', format: 'int32' },
+        /** The outdated pods by the spec that injected them (the agent revision's name, <profile>-<hash>), most pods first. */
+        outdatedRevisions: {
+          type: 'array',
+          maxItems: 16,
+          items: { type: 'object', required: ['revision', 'pods'], properties: { revision: { type: 'string', maxLength: 253 }, pods: { type: 'integer', format: 'int32' } } },
+        },
+      },
+    },
     conditions: {
       type: 'array',
       'x-kubernetes-list-type': 'map',

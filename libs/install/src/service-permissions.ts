@@ -67,7 +67,11 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
     ...leasePermissions(lease),
     // The agent revisions of every profile (the specs running pods were injected from), beside its Lease.
     ...['list', 'watch', 'create', 'delete'].map((verb) => ({ verb, group: 'apps', resource: 'controllerrevisions', namespace: lease.namespace })),
-    { verb: 'create', group: '', resource: 'events', namespace: 'default' },
+    // Events on the bindings (in "default") and on workloads whose pods run without their agent,
+    // found through the pod's ReplicaSet or Job (read one at a time, by name).
+    { verb: 'create', group: '', resource: 'events' },
+    { verb: 'get', group: 'apps', resource: 'replicasets' },
+    { verb: 'get', group: 'batch', resource: 'jobs' },
   ];
 }
 

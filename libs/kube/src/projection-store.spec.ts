@@ -46,8 +46,10 @@ describe('ProjectionStore', () => {
     store.set('ns/b', { sa: 'x', live: true });
     store.set('ns/c', { sa: 'y', live: true });
     expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
+    expect(new Map(store.indexCounts())).toEqual(new Map([['x', 2], ['y', 1]]));
     store.delete('ns/a');
     expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
+    expect(new Map(store.indexCounts())).toEqual(new Map([['x', 1], ['y', 1]]));
     store.set('ns/b', { sa: 'x', live: false });
     expect([...store.indexKeys()]).toEqual(['y']);
     store.replace(new Map([['ns/d', { sa: 'z', live: true }]]));

@@ -62,6 +62,11 @@ export class ProjectionStore<P> {
     return this.counts.keys();
   }
 
+  /** The index keys in use, each with how many stored projections carry it. */
+  indexCounts(): IterableIterator<[string, number]> {
+    return this.counts.entries();
+  }
+
   /** Stores `value` under `key`; `undefined` (the object is not of interest) removes the key. */
   set(key: string, value: P | undefined): ProjectionChange<P> | undefined {
     if (value === undefined) return this.delete(key);

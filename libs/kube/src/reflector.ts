@@ -180,6 +180,11 @@ export class Reflector<P> {
     return this.store.indexKeys();
   }
 
+  /** The same, each with how many stored projections carry it. */
+  indexCounts(): IterableIterator<[string, number]> {
+    return this.store.indexCounts();
+  }
+
   private async run(): Promise<void> {
     let consecutiveGone = 0;
     while (!this.stopped) {

@@ -17,7 +17,12 @@ export interface AgentRevision {
 export type RevisionLookup = (profile: string, hash: string) => AgentProfile | undefined;
 
 export function revisionName(profile: AgentProfile): string {
-  return `${profile.name}-${profileHash(profile)}`;
+  return agentRevisionName(profile.name, profileHash(profile));
+}
+
+/** The name of the revision that holds profile `profile`'s spec with this hash. */
+export function agentRevisionName(profile: string, hash: string): string {
+  return `${profile}-${hash}`;
 }
 
 /** A stored ControllerRevision parsed once into a profile, or undefined when it is not a valid one (never trusted to bind otherwise). */

@@ -20,11 +20,12 @@ import {
 } from '@outrigger/kube';
 import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { KUBE_CLIENT } from '@outrigger/service';
-import { type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
+import { agentRevisionName, type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
-import { profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
+import { onlyCountsDiffer, profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
+import { agentCountKeys, agentCounts, type AgentCounts } from '../desired/agent-counts.js';
 import { liveByNamespace, podSubjectKeys } from '../desired/live-subjects.js';
 import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
@@ -32,6 +33,7 @@ import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subj
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import type { ObservedBinding, ObservedProfile, ObservedRole } from '../plan/observed-profile.js';
 import { planProfile, type ProfilePlan } from '../plan/plan-profile.js';
+import { MissingAgentEvents } from './missing-agent-events.js';
 import { PlanExecutor } from './plan-executor.js';
 import { writeProfileStatus } from './profile-status-writer.js';
 
@@ -70,6 +72,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** The planner's memory per profile: since when a bound subject has had no live pod. */
   private readonly goneSince = new Map<string, ReadonlyMap<string, number>>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
+  private readonly statusWrittenAt = new Map<string, number>();
+  private missingAgents!: MissingAgentEvents;
   private controller!: Controller;
   private executor!: PlanExecutor;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
@@ -170,6 +174,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
     const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.controller.identity ?? 'rbac-syncer', logger: (m) => this.logger.warn(m) });
     this.executor = new PlanExecutor({ kc: this.kc, events, metrics: this.metrics, log: this.logger });
+    this.missingAgents = new MissingAgentEvents(this.kc, events, this.logger);
+    this.metrics.observeAgents(() => (this.pods ? this.inForce.map(({ profile }) => ({ profile: profile.name, counts: this.agentCounts(profile.name) })) : []));
 
     this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
     this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
@@ -195,12 +201,19 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: this.config.podPageSize,
       streamingList: this.config.podStreamingList,
-      project: (pod) => projectPod(pod as never, this.profiles(), (profile, hash) => this.revisions.get(`${namespace}/${profile}-${hash}`)?.profile),
+      project: (pod) =>
+        projectPod(
+          pod as never,
+          this.inForce.map((p) => p.profile),
+          (profile, hash) => this.revisions.get(`${namespace}/${agentRevisionName(profile, hash)}`)?.profile,
+          (profile) => this.holdsPermissions(profile),
+        ),
       equals: samePodView,
-      // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have live pods.
+      // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have
+      // live pods, and counts the pods of each profile by the agent they run.
       share: podViewKey,
-      index: podSubjectKeys,
-      mapper: (view) => view.profiles,
+      index: (view) => [...podSubjectKeys(view), ...agentCountKeys(view)],
+      mapper: (view) => view.agents.map((agent) => agent.profile),
     });
   }
 
@@ -226,7 +239,18 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /** The profiles with RBAC in force whose permissions the syncer holds. */
   private profiles(): AgentProfile[] {
-    return this.inForce.flatMap(({ profile }) => (profile.rbac && this.missing.get(permissionKey(profile))?.length === 0 ? [profile] : []));
+    return this.inForce.flatMap(({ profile }) => (this.holdsPermissions(profile) ? [profile] : []));
+  }
+
+  private holdsPermissions(profile: AgentProfile): boolean {
+    return profile.rbac !== undefined && this.missing.get(permissionKey(profile))?.length === 0;
+  }
+
+  /** One profile's live opted-in pods by the agent they run, in the namespaces that take part. */
+  private agentCounts(profile: string): AgentCounts {
+    const excluded = new Set(protectedNamespacesFor(this.config.ownNamespace));
+    const labelled = new Set(this.namespaces.keys());
+    return agentCounts(this.pods?.indexCounts() ?? [], profile, (namespace) => labelled.has(namespace) && !excluded.has(namespace));
   }
 
   /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
@@ -345,10 +369,10 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
     try {
       // Without its permissions a profile's RBAC is left as it is; a foreign role is revoked regardless.
+      const agents = profile ? this.agentCounts(key) : undefined;
       if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
         this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
-        await this.writeStatus(key, { profile, missing, subjects: 0 });
-        return;
+        return wakeAt(await this.writeStatus(key, { profile, missing, subjects: 0, agents }));
       }
       if (profile) await this.recordRevision(profile);
       const plan = planProfile(this.observe(key, profile));
@@ -366,8 +390,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(key, profile.rbac.clusterRole, this.execGuardProblem());
       this.metrics.reconciles.inc({ profile: key, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
       if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
-      await this.writeStatus(key, { profile, missing, plan, notOurs });
-      if (plan.wakeAtMs !== undefined) return { requeueAfterMs: Math.max(0, plan.wakeAtMs - Date.now()) + 50 };
+      const countsDueAt = await this.writeStatus(key, { profile, missing, plan, notOurs, agents });
+      if (agents) await this.missingAgents.report(key, agents.missingOwners);
+      return wakeAt(plan.wakeAtMs, countsDueAt);
     } finally {
       end();
     }
@@ -418,11 +443,11 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** The AgentProfile's status, when profiles come from the API and something changed. */
   private async writeStatus(
     name: string,
-    outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; plan?: ProfilePlan; subjects?: number; notOurs?: readonly string[]; writeFailure?: string },
-  ): Promise<void> {
+    outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; plan?: ProfilePlan; subjects?: number; notOurs?: readonly string[]; writeFailure?: string; agents?: AgentCounts },
+  ): Promise<number | undefined> {
     const view = this.profileObjects?.get(name);
     const verdict = this.source.verdict(name);
-    if (!view || !verdict) return;
+    if (!view || !verdict) return undefined;
     const { profile, plan } = outcome;
     const status = profileStatus({
       verdict,
@@ -437,13 +462,19 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       maxPerNamespace: this.config.maxPerNamespace,
       subjects: plan?.subjects ?? outcome.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
       profile,
+      agents: outcome.agents,
       now: new Date(),
     });
     const written = this.statusWritten.get(name);
-    if (written && sameStatus(written, status)) return;
+    if (written && sameStatus(written, status)) return undefined;
+    // Pod churn moves the counts all the time: those alone are written at most every COUNTS_WRITE_MS.
+    const countsDueAt = (this.statusWrittenAt.get(name) ?? 0) + COUNTS_WRITE_MS;
+    if (written && onlyCountsDiffer(written, status) && Date.now() < countsDueAt) return countsDueAt;
     await writeProfileStatus(this.kc, name, status);
     this.metrics.writes.inc({ kind: 'AgentProfile', verb: 'status' });
     this.statusWritten.set(name, status);
+    this.statusWrittenAt.set(name, Date.now());
+    return undefined;
   }
 }
 
@@ -499,6 +530,15 @@ function projectRole(obj: KubeObject): ObservedRole {
     ownedBy: ours ? (labels?.[PROFILE_LABEL] ?? '') : undefined,
     rules: ours ? ((obj as { rules?: PolicyRule[] }).rules ?? []) : [],
   };
+}
+
+/** The least time between two status writes that change only the agent counts. */
+const COUNTS_WRITE_MS = 5_000;
+
+/** A reconcile's requeue: at the earliest of the times given, if any. */
+function wakeAt(...times: (number | undefined)[]): { requeueAfterMs: number } | undefined {
+  const known = times.filter((t): t is number => t !== undefined);
+  return known.length === 0 ? undefined : { requeueAfterMs: Math.max(0, Math.min(...known) - Date.now()) + 50 };
 }
 
 /** How often permissions missing for a profile are asked for again. */

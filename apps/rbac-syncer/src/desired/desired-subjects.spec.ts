@@ -9,6 +9,7 @@ const pod = (namespace: string, serviceAccount = 'default', extra: Partial<PodVi
   namespace,
   serviceAccount,
   profiles: ['xxl-job'],
+  agents: [],
   deleting: false,
   ...extra,
 });
@@ -93,6 +94,7 @@ describe('desiredSubjects', () => {
       namespace: ns,
       serviceAccount: fc.constantFrom('default', 'agent', 'job'),
       profiles: fc.subarray(['xxl-job', 'other']),
+      agents: fc.constant([]),
       deleting: fc.boolean(),
     });
     const subjectArb = fc.record({ kind: fc.constant('ServiceAccount' as const), namespace: ns, name: fc.constantFrom('default', 'agent') });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { liveSubjects, podSubjectKeys } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 
-const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: ['xxl-job'], deleting: false, ...over });
+const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: ['xxl-job'], agents: [], deleting: false, ...over });
 
 describe('podSubjectKeys', () => {
   it('files a pod under each of its profiles with its ServiceAccount', () => {

@@ -27,35 +27,42 @@ function injected(): JsonObject {
 type Pod = { metadata: { annotations: Record<string, string>; deletionTimestamp?: string }; spec: { containers: JsonObject[]; serviceAccountName?: string }; status?: JsonObject };
 const edit = (pod: JsonObject, change: (p: Pod) => void): JsonObject => (change(pod as unknown as Pod), pod);
 
+/** The profiles a pod's ServiceAccount is bound for. */
+const bound = (pod: JsonObject, inForce = profiles, revisions?: Parameters<typeof projectPod>[2]) => projectPod(pod, inForce, revisions)?.profiles ?? [];
+const stateOf = (pod: JsonObject, inForce = profiles) => projectPod(pod, inForce)?.agents[0]?.state;
+
 describe('projectPod', () => {
-  it('keeps namespace, ServiceAccount and the profiles whose injected agent the pod carries', () => {
-    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], deleting: false });
+  it('keeps namespace, ServiceAccount, the profiles whose injected agent the pod carries and what it runs', () => {
+    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false });
     expect(projectPod(edit(injected(), (p) => (p.spec.serviceAccountName = 'agent')), profiles)?.serviceAccount).toBe('agent');
   });
 
   it('recognises the agent of a running pod after a profile edit only through the spec that injected it', () => {
     const upgraded = { ...XXL_JOB_PROFILE, container: { ...XXL_JOB_PROFILE.container, image: 'ghcr.io/outrigger/xxl-agent:1.1.0@sha256:' + 'a'.repeat(64) } };
-    expect(projectPod(injected(), [upgraded])).toBeUndefined();
+    expect(bound(injected(), [upgraded])).toEqual([]);
+    expect(projectPod(injected(), [upgraded])?.agents).toEqual([{ profile: 'xxl-job', state: 'outdated', hash: profileHash(XXL_JOB_PROFILE) }]);
     const revisions = (name: string, hash: string) => (name === 'xxl-job' && hash === profileHash(XXL_JOB_PROFILE) ? XXL_JOB_PROFILE : undefined);
     expect(projectPod(injected(), [upgraded], revisions)?.profiles).toEqual(['xxl-job']);
     // An edit that leaves the agent as it was (the RBAC rules, say) needs no earlier spec.
     const rulesOnly = { ...XXL_JOB_PROFILE, rbac: { ...(XXL_JOB_PROFILE.rbac as NonNullable<typeof XXL_JOB_PROFILE.rbac>), rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }] } };
     expect(projectPod(injected(), [rulesOnly])?.profiles).toEqual(['xxl-job']);
+    expect(stateOf(injected(), [rulesOnly])).toBe('current');
   });
 
   it('annotations alone never bind: opted in after creation, a hand-set status, an agent-named container that is not the agent', () => {
-    expect(projectPod(optedIn(), profiles)).toBeUndefined();
-    expect(projectPod(edit(optedIn(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"xxl-job"}')), profiles)).toBeUndefined();
+    expect(bound(optedIn())).toEqual([]);
+    expect(stateOf(optedIn())).toBe('missing');
+    expect(bound(edit(optedIn(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"xxl-job"}')))).toEqual([]);
     const ownContainer = (image: string) => edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['image'] = image)));
-    expect(projectPod(ownContainer('docker.io/mallory/shell:latest'), profiles)).toBeUndefined();
+    expect(bound(ownContainer('docker.io/mallory/shell:latest'))).toEqual([]);
     expect(projectPod(ownContainer(XXL_JOB_PROFILE.container.image), profiles)?.profiles).toEqual(['xxl-job']);
-    expect(projectPod(ownContainer(XXL_JOB_PROFILE.container.image.replace(/:[^:/]*$/, ':other')), profiles)).toBeUndefined();
+    expect(bound(ownContainer(XXL_JOB_PROFILE.container.image.replace(/:[^:/]*$/, ':other')))).toEqual([]);
     const ownCommand = edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['command'] = ['sh', '-c', 'id'])));
-    expect(projectPod(ownCommand, profiles)).toBeUndefined();
+    expect(bound(ownCommand)).toEqual([]);
     const noStatus = edit(injected(), (p) => delete p.metadata.annotations['xxl-agent/status']);
-    expect(projectPod(noStatus, profiles)).toBeUndefined();
+    expect(bound(noStatus)).toEqual([]);
     const otherProfile = edit(injected(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"other"}'));
-    expect(projectPod(otherProfile, profiles)).toBeUndefined();
+    expect(bound(otherProfile)).toEqual([]);
   });
 
   it('drops pods that opted out, are finished or have invalid annotations', () => {
@@ -63,6 +70,13 @@ describe('projectPod', () => {
     expect(projectPod(edit(injected(), (p) => (p.status = { phase: 'Succeeded' })), profiles)).toBeUndefined();
     expect(projectPod(edit(injected(), (p) => (p.status = { phase: 'Failed' })), profiles)).toBeUndefined();
     expect(projectPod(edit(injected(), (p) => (p.metadata.annotations['xxl-agent/enable'] = 'maybe')), profiles)).toBeUndefined();
+  });
+
+  it('names the controller of pods that miss an agent, to tell their workload', () => {
+    const owner = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'orders-7c9', uid: 'u-7', controller: true };
+    const owned = edit(optedIn(), (p) => ((p.metadata as JsonObject)['ownerReferences'] = [{ ...owner, controller: false, uid: 'other' }, owner]));
+    expect(projectPod(owned, profiles)?.owner).toEqual({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'orders-7c9', uid: 'u-7' });
+    expect(projectPod(edit(injected(), (p) => ((p.metadata as JsonObject)['ownerReferences'] = [owner])), profiles)?.owner).toBeUndefined();
   });
 
   it('marks pods being deleted', () => {

@@ -1,16 +1,31 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { agentIsBindable, agentState, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { controllerOf, type PodOwner } from './owner-reference.js';
+
+export type { PodOwner };
+
+/** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
+export interface PodAgent {
+  readonly profile: string;
+  readonly state: AgentStateName;
+  readonly hash?: string;
+}
 
 /**
- * All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile. No name:
- * the pods of one ServiceAccount then look alike and share one PodView (see podViewKey).
+ * All the syncer keeps of a pod: enough to know whose ServiceAccount needs which profile, and
+ * which agents run. No name: the pods of one ServiceAccount then look alike and share one PodView
+ * (see podViewKey).
  */
 export interface PodView {
   readonly namespace: string;
   readonly serviceAccount: string;
   /** Names of the profiles (with RBAC) the pod opted into and carries the injected agent of, sorted. */
   readonly profiles: readonly string[];
+  /** Every profile in force the pod opted into, with what it runs of it, sorted by profile. */
+  readonly agents: readonly PodAgent[];
+  /** Only while an agent is missing: whose pods they are. */
+  readonly owner?: PodOwner;
   /** metadata.deletionTimestamp is set: the pod is going away. */
   readonly deleting: boolean;
 }
@@ -19,13 +34,19 @@ const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
- * not matter: it opted into no profile with RBAC, its annotations are invalid (the webhook denies
- * such pods), it has finished (Succeeded/Failed pods run no agent), or it does not carry the agent
- * exactly as the injector renders it for this pod, from the profile in force or the earlier spec
- * its status annotation names (annotations alone never bind, nor does any container the injector
- * did not write: another image, tag, command, securityContext, mount...).
+ * not matter: it opted into no profile in force, its annotations are invalid (the webhook denies
+ * such pods), or it has finished (Succeeded/Failed pods run no agent). A profile is among
+ * `profiles` (binds) only when `binds` says it may and the pod carries its agent exactly as the
+ * injector renders it for this pod, from the profile in force or the earlier spec its status
+ * annotation names (annotations alone never bind, nor does any container the injector did not
+ * write: another image, tag, command, securityContext, mount...).
  */
-export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], revisions: RevisionLookup = () => undefined): PodView | undefined {
+export function projectPod(
+  pod: JsonObject,
+  inForce: readonly AgentProfile[],
+  revisions: RevisionLookup = () => undefined,
+  binds: (profile: AgentProfile) => boolean = (profile) => profile.rbac !== undefined,
+): PodView | undefined {
   const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
   const spec = isJsonObject(pod['spec']) ? pod['spec'] : {};
   const status = isJsonObject(pod['status']) ? pod['status'] : {};
@@ -33,26 +54,32 @@ export function projectPod(pod: JsonObject, profiles: readonly AgentProfile[], r
   const name = typeof metadata['name'] === 'string' ? metadata['name'] : undefined;
   if (!namespace || !name) return undefined;
   if (typeof status['phase'] === 'string' && TERMINAL_PHASES.has(status['phase'])) return undefined;
-  const annotations = podAnnotations(pod);
-  const requested = requestedProfiles(annotations, profiles);
-  if (requested.type !== 'requested') return undefined;
-  const names = requested.profiles
-    .filter((p) => p.rbac && agentIsBindable(agentState(pod, p, profiles, revisions)))
-    .map((p) => p.name)
-    .sort();
-  if (names.length === 0) return undefined;
+  const requested = requestedProfiles(podAnnotations(pod), inForce);
+  if (requested.type !== 'requested' || requested.profiles.length === 0) return undefined;
+  const profiles: string[] = [];
+  const agents: PodAgent[] = [];
+  for (const profile of requested.profiles) {
+    const state = agentState(pod, profile, inForce, revisions);
+    if (binds(profile) && agentIsBindable(state)) profiles.push(profile.name);
+    agents.push(state.state === 'outdated' && state.hash !== undefined ? { profile: profile.name, state: state.state, hash: state.hash } : { profile: profile.name, state: state.state });
+  }
   const sa = spec['serviceAccountName'];
+  const owner = agents.some((a) => a.state === 'missing') ? controllerOf(metadata) : undefined;
   return {
     namespace,
     serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
-    profiles: names,
+    profiles: profiles.sort(),
+    agents: agents.sort((a, b) => (a.profile < b.profile ? -1 : 1)),
+    ...(owner ? { owner } : {}),
     deleting: typeof metadata['deletionTimestamp'] === 'string',
   };
 }
 
 /** Equal PodViews, and only those, have equal keys. */
 export function podViewKey(view: PodView): string {
-  return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')}`;
+  const agents = view.agents.map((a) => `${a.profile}=${a.state}${a.hash ? `@${a.hash}` : ''}`).join(',');
+  const owner = view.owner ? ` ${view.owner.apiVersion}/${view.owner.kind}/${view.owner.name}/${view.owner.uid}` : '';
+  return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')} ${agents}${owner}`;
 }
 
 export function samePodView(a: PodView, b: PodView): boolean {

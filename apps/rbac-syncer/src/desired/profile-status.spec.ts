@@ -1,6 +1,6 @@
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
-import { profileStatus, type ProfileStatusInput } from './profile-status.js';
+import { onlyCountsDiffer, profileStatus, type ProfileStatusInput } from './profile-status.js';
 
 const rbac = { clusterRole: 'xxl-agent-exec', binding: { kind: 'ClusterRoleBinding' as const, name: 'xxl-agent-exec' }, rules: [] };
 const now = new Date('2026-11-25T10:00:00.123Z');
@@ -75,5 +75,44 @@ describe('profileStatus', () => {
     const overCap = new Map(['f', 'e', 'd', 'c', 'b', 'a'].map((ns) => [ns, 2000]));
     const message = profileStatus({ ...base, overCap, maxPerNamespace: 1000 }).conditions[1]?.message;
     expect(message).toContain('over the cap of 1000 ServiceAccounts each keep their first 1000 bound and no more: a (2000), b (2000), c (2000), d (2000), e (2000) and 1 more');
+  });
+});
+
+describe('the agent counts on the status', () => {
+  const profile = referenceProfile();
+  const counts = (outdatedByHash: [string, number][], missing = 0) => ({
+    current: 5,
+    outdated: outdatedByHash.reduce((n, [, pods]) => n + pods, 0),
+    missing,
+    outdatedByHash: new Map(outdatedByHash),
+    missingOwners: [],
+  });
+
+  it('lists the outdated pods by the revision that injected them, most first, and "unknown" for pods that name none', () => {
+    const status = profileStatus({ ...base, profile, agents: counts([['aaa', 1], ['', 2], ['bbb', 4]], 3) });
+    expect(status.agents).toEqual({
+      current: 5,
+      outdated: 7,
+      missing: 3,
+      outdatedRevisions: [
+        { revision: 'xxl-job-bbb', pods: 4 },
+        { revision: 'unknown', pods: 2 },
+        { revision: 'xxl-job-aaa', pods: 1 },
+      ],
+    });
+  });
+
+  it('lists at most 16 revisions (the CRD maxItems), and no counts while no generation is in force', () => {
+    const many = Array.from({ length: 20 }, (_, i): [string, number] => [`h${i}`, i + 1]);
+    expect(profileStatus({ ...base, profile, agents: counts(many) }).agents?.outdatedRevisions).toHaveLength(16);
+    expect(profileStatus({ ...base, agents: counts(many) }).agents).toBeUndefined();
+  });
+
+  it('tells a change of counts alone from any other change', () => {
+    const a = profileStatus({ ...base, profile, agents: counts([]) });
+    const b = profileStatus({ ...base, profile, agents: counts([['aaa', 1]]) });
+    expect(onlyCountsDiffer(a, b)).toBe(true);
+    expect(onlyCountsDiffer(a, a)).toBe(false);
+    expect(onlyCountsDiffer(a, profileStatus({ ...base, profile, agents: counts([['aaa', 1]]), subjects: 4 }))).toBe(false);
   });
 });

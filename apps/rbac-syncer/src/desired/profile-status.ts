@@ -1,4 +1,6 @@
 import { type AgentProfile, agentPodSecurityLevel, type PodSecurityLevel, type ProfileVerdict } from '@outrigger/agent-profiles';
+import { agentRevisionName } from '@outrigger/sidecar';
+import type { AgentCounts } from './agent-counts.js';
 import type { ProfileRbac } from './rbac-objects.js';
 
 /** A metav1.Condition as stored on an AgentProfile. */
@@ -20,7 +22,19 @@ export interface ProfileStatus {
   readonly boundSubjects: number;
   /** The strictest Pod Security Standard the agent of the generation in force meets. */
   readonly agentPodSecurity?: PodSecurityLevel;
+  /** Live opted-in pods by the agent they run (while a generation is in force). */
+  readonly agents?: AgentsStatus;
 }
+
+export interface AgentsStatus {
+  readonly current: number;
+  readonly outdated: number;
+  readonly missing: number;
+  readonly outdatedRevisions: readonly { readonly revision: string; readonly pods: number }[];
+}
+
+/** How many outdated revisions the status lists (the CRD's maxItems). */
+const REVISIONS_LISTED = 16;
 
 export interface ProfileStatusInput {
   readonly verdict: ProfileVerdict;
@@ -43,6 +57,7 @@ export interface ProfileStatusInput {
   readonly subjects: number;
   /** The profile in force (for the level its agent meets). */
   readonly profile?: AgentProfile;
+  readonly agents?: AgentCounts;
   readonly now: Date;
 }
 
@@ -60,7 +75,21 @@ export function profileStatus(input: ProfileStatusInput): ProfileStatus {
     conditions: [accepted, condition(input, 'Synced', status, reason, message, verdict.inForceGeneration ?? verdict.generation)],
     boundSubjects: input.subjects,
     ...(input.profile ? { agentPodSecurity: agentPodSecurityLevel(input.profile) } : {}),
+    ...(input.profile && input.agents ? { agents: agentsStatus(input.profile.name, input.agents) } : {}),
   };
+}
+
+function agentsStatus(profile: string, counts: AgentCounts): AgentsStatus {
+  const outdatedRevisions = [...counts.outdatedByHash]
+    .map(([hash, pods]) => ({ revision: hash === '' ? 'unknown' : agentRevisionName(profile, hash), pods }))
+    .sort((a, b) => b.pods - a.pods || (a.revision < b.revision ? -1 : 1))
+    .slice(0, REVISIONS_LISTED);
+  return { current: counts.current, outdated: counts.outdated, missing: counts.missing, outdatedRevisions };
+}
+
+/** Whether two statuses differ in nothing but the agent counts (written at most every so often). */
+export function onlyCountsDiffer(a: ProfileStatus, b: ProfileStatus): boolean {
+  return !sameStatus(a, b) && sameStatus({ ...a, agents: undefined }, { ...b, agents: undefined });
 }
 
 function synced(input: ProfileStatusInput): [StoredCondition['status'], string, string] {

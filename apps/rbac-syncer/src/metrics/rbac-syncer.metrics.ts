@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { optionalGauge } from '@outrigger/service';
+import { AGENT_STATES, type AgentStateName } from '@outrigger/sidecar';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** What the watches report at scrape time (read from the reflectors, never copied). */
@@ -7,6 +8,12 @@ export interface WatchSample {
   readonly resource: string;
   readonly restarts: number;
   readonly lastSyncAt?: Date;
+}
+
+/** One profile's live opted-in pods by the agent they run, read at scrape time. */
+export interface AgentSample {
+  readonly profile: string;
+  readonly counts: Readonly<Record<AgentStateName, number>>;
 }
 
 /** The syncer's own metrics, registered once on the service registry. */
@@ -20,7 +27,9 @@ export class RbacSyncerMetrics {
   readonly lastSync: Gauge<'resource'>;
   readonly leader: Gauge;
   readonly execGuard: Gauge;
+  readonly agentPods: Gauge<'profile' | 'state'>;
   private execGuardSource: () => boolean | undefined = () => undefined;
+  private agentSource: () => readonly AgentSample[] = () => [];
   private watchSource: () => readonly WatchSample[] = () => [];
 
   constructor(@Inject(Registry) registry: Registry) {
@@ -54,6 +63,17 @@ export class RbacSyncerMetrics {
       registers,
       collect: () => samples().forEach((w) => w.lastSyncAt && this.lastSync.set({ resource: w.resource }, w.lastSyncAt.getTime() / 1000)),
     });
+    // profile × state only: never a label per pod, workload or namespace.
+    this.agentPods = new Gauge({
+      name: 'outrigger_rbac_syncer_agent_pods',
+      help: 'Live opted-in pods in labelled namespaces by profile and the agent they run (current, outdated, missing).',
+      labelNames: ['profile', 'state'],
+      registers,
+      collect: () => {
+        this.agentPods.reset();
+        for (const { profile, counts } of this.agentSource()) for (const state of AGENT_STATES) this.agentPods.set({ profile, state }, counts[state]);
+      },
+    });
     this.leader = new Gauge({ name: 'outrigger_rbac_syncer_leader', help: '1 while this replica holds the Lease.', registers });
     this.execGuard = optionalGauge({
       registry,
@@ -69,6 +89,11 @@ export class RbacSyncerMetrics {
   /** Where the exec guard gauge reads from at scrape time. */
   observeExecGuard(source: () => boolean | undefined): void {
     this.execGuardSource = source;
+  }
+
+  /** Where the agent counts are read from at scrape time. */
+  observeAgents(source: () => readonly AgentSample[]): void {
+    this.agentSource = source;
   }
 
   /** Where the watch metrics read from at scrape time. */

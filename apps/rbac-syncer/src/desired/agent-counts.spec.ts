@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { agentCountKeys, agentCounts } from './agent-counts.js';
+import { podSubjectKeys } from './live-subjects.js';
+import type { PodView } from './pod-view.js';
+
+const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'u-1' };
+const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false, ...over });
+
+/** The store's index, counted as the ProjectionStore counts it. */
+function index(views: readonly PodView[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const key of views.flatMap((v) => [...podSubjectKeys(v), ...agentCountKeys(v)])) counts.set(key, (counts.get(key) ?? 0) + 1);
+  return counts;
+}
+
+describe('agentCounts', () => {
+  const views = [
+    view(),
+    view(),
+    view({ agents: [{ profile: 'xxl-job', state: 'outdated', hash: 'h1' }] }),
+    view({ namespace: 'pay', agents: [{ profile: 'xxl-job', state: 'outdated' }] }),
+    view({ agents: [{ profile: 'xxl-job', state: 'missing' }], owner: rs }),
+    view({ agents: [{ profile: 'xxl-job', state: 'missing' }], owner: rs }),
+    view({ namespace: 'pay', agents: [{ profile: 'xxl-job', state: 'missing' }] }),
+    view({ agents: [{ profile: 'xxl-job', state: 'current' }], deleting: true }),
+    view({ agents: [{ profile: 'xxl-job-2', state: 'missing' }], owner: rs }),
+    view({ namespace: 'unlabelled', agents: [{ profile: 'xxl-job', state: 'missing' }] }),
+  ];
+
+  it('counts live pods of one profile by state, outdated ones by spec, and the owners of missing agents', () => {
+    const counts = agentCounts(index(views), 'xxl-job', (ns) => ns !== 'unlabelled');
+    expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing }).toEqual({ current: 2, outdated: 2, missing: 3 });
+    expect(counts.outdatedByHash).toEqual(new Map([['h1', 1], ['', 1]]));
+    expect(counts.missingOwners).toEqual(
+      expect.arrayContaining([
+        { namespace: 'shop', owner: rs, pods: 2 },
+        { namespace: 'pay', owner: undefined, pods: 1 },
+      ]),
+    );
+    expect(counts.missingOwners).toHaveLength(2);
+  });
+
+  it('counts nothing of another profile whose name it begins, nor pods being deleted', () => {
+    const counts = agentCounts(index(views), 'xxl-job-2', () => true);
+    expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing }).toEqual({ current: 0, outdated: 0, missing: 1 });
+    expect(agentCountKeys(view({ deleting: true }))).toEqual([]);
+  });
+});
