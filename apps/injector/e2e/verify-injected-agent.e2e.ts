@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
-import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type JsonObject } from '@outrigger/admission';
-import { type AgentProfile, parseProfiles, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { applyPatchCopy, buildMutatingWebhookConfiguration, decodePatch, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type JsonObject, parseAdmissionReview, reviewResponse } from '@outrigger/admission';
+import { type AgentProfile, parseAgentProfile, parseProfiles, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
-import { canonicalQuantity, verifyInjectedAgent } from '@outrigger/sidecar';
+import { canonicalQuantity, sidecarExtension, verifyInjectedAgent } from '@outrigger/sidecar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
 
@@ -18,7 +18,8 @@ const kc = kubeConfigFrom(cp.kubeconfigPath);
 const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-verify-${randomBytes(3).toString('hex')}`;
-const PROFILES_TEXT = [readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), readFileSync(new URL('fixtures/verify-profiles.yaml', import.meta.url), 'utf8')].join('\n---\n');
+const CONFIG_AGENT_FILE = new URL('../../../libs/admission/fixtures/profiles/config-agent.yaml', import.meta.url);
+const PROFILES_TEXT = [REFERENCE_PROFILE_FILE, new URL('fixtures/verify-profiles.yaml', import.meta.url), CONFIG_AGENT_FILE].map((file) => readFileSync(file, 'utf8')).join('\n---\n');
 let injector: RunningInjector;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- API objects, read field by field
@@ -66,6 +67,27 @@ function pod(name: string, annotations: Record<string, string>, spec: JsonObject
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'web' }, annotations }, spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1.0' }], ...spec } };
 }
 
+/** A profile of the files with its spec changed, parsed again as the services parse it. */
+function profileWith(name: string, change: (spec: Pod) => void): AgentProfile {
+  const { name: _name, ...spec } = structuredClone(profile(name)) as Pod;
+  change(spec);
+  const parsed = parseAgentProfile({ metadata: { name }, spec });
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+/** The pod as the webhook would send it on, injected offline (no API server defaults yet). */
+function injectInto(raw: Pod, agentProfile: AgentProfile): Pod {
+  const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: '1', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, operation: 'CREATE', namespace: 'n', userInfo: {}, object: raw } };
+  raw.metadata.annotations[`${agentProfile.annotationPrefix}enable`] = 'true';
+  const parsed = parseAdmissionReview(review);
+  if (!parsed.ok) throw new Error(parsed.error);
+  const outcome = reviewResponse(parsed.value, [sidecarExtension({ profiles: [agentProfile], injectorVersion: 'e2e' })]);
+  const patch = outcome.reply.response.patch;
+  if (patch === undefined) throw new Error(`not injected: ${outcome.decision} ${outcome.reply.response.status?.message ?? ''}`);
+  return applyPatchCopy(raw, decodePatch(patch));
+}
+
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'injector-verify-'));
   writeFileSync(join(dir, 'profiles.yaml'), PROFILES_TEXT);
@@ -111,6 +133,35 @@ describe('verifyInjectedAgent against a real kube-apiserver', () => {
     const onHost = createPod(namespace, pod('on-host', { 'native-probe.example.com/enable': 'true' }, { hostNetwork: true }));
     expect(onHost.spec.initContainers[0].ports[0]).toMatchObject({ hostPort: 8125 });
     expect(verifyInjectedAgent(onHost, profile('native-probe'))).toEqual({ ok: true });
+  });
+
+  it('accepts an agent with a complete container spec as the API server stores it (env sources, envFrom, volumes, probes, hooks, pull secret)', async () => {
+    const namespace = await createTestNamespace(kc, 'verify-spec', enabled);
+    const stored = createPod(namespace, pod('spec', { 'config-agent.example.com/enable': 'true' }));
+    expect(verifyInjectedAgent(stored, profile('config-agent'), [...profiles.values()])).toEqual({ ok: true });
+    // What the API server filled in, so this test fails if it stops doing so.
+    const agent = stored.spec.containers.find((c: Pod) => c.name === 'config-agent');
+    expect(agent.readinessProbe).toEqual({ httpGet: { path: '/ready', port: 'health', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 });
+    expect(agent.livenessProbe).toMatchObject({ tcpSocket: { port: 8081 }, timeoutSeconds: 1 });
+    expect(agent.env[1].valueFrom.resourceFieldRef).toEqual({ resource: 'limits.memory', divisor: '1Mi' });
+    expect(stored.spec.volumes.find((v: Pod) => v.name === 'config-agent-config')).toEqual({ name: 'config-agent-config', configMap: { name: 'config-agent-config', defaultMode: 420 } });
+    expect(stored.spec.imagePullSecrets).toEqual([{ name: 'config-agent-registry' }]);
+
+    // Defaults of fields the fixture leaves out: a grpc probe, an httpGet hook, a downward item, a divisor, a hostPath.
+    const more = profileWith('config-agent', (spec) => {
+      spec.container.env.push({ name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'requests.cpu' } } });
+      spec.container.livenessProbe = { grpc: { port: 8081 } };
+      spec.container.lifecycle = { postStart: { httpGet: { port: 8081 } } };
+      spec.volumes.push({ name: 'config-agent-info', projected: { sources: [{ downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }] } });
+    });
+    const raw = structuredClone(pod('raw', {}));
+    const rendered = injectInto(raw, more);
+    const storedMore = createPod(await createTestNamespace(kc, 'verify-spec-raw'), rendered);
+    expect(verifyInjectedAgent(storedMore, more)).toEqual({ ok: true });
+    const moreAgent = storedMore.spec.containers.find((c: Pod) => c.name === 'config-agent');
+    expect(moreAgent.livenessProbe.grpc).toEqual({ port: 8081, service: '' });
+    expect(moreAgent.lifecycle.postStart.httpGet).toEqual({ port: 8081, path: '/', scheme: 'HTTP' });
+    expect(moreAgent.env.at(-1).valueFrom.resourceFieldRef).toEqual({ resource: 'requests.cpu', divisor: '0' });
   });
 
   it('refuses each single-field forgery of an injected pod, created where no webhook runs', async () => {

@@ -8,6 +8,9 @@ export const INJECT_ANNOTATION = 'outrigger.dev/inject';
 /** Tells the certificate manager which Secret's CA to write into the webhook's caBundle. */
 export const INJECT_CA_FROM_ANNOTATION = 'outrigger.dev/inject-ca-from';
 
+/** Where the API server's ServiceAccount admission plugin mounts the API token in each container. */
+export const SERVICE_ACCOUNT_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+
 /** Where the webhook serves AdmissionReviews. */
 export const MUTATE_PATH = '/mutate';
 

@@ -6,7 +6,8 @@ import type { AgentProfile } from './profile-schema.js';
  * The Pod Security Standards' rules that concern one container's own fields
  * (https://kubernetes.io/docs/concepts/security/pod-security-standards/), applied to the agent:
  * the level it meets, and the floor a profile must reach unless `dangerouslyAllowPodSecurity`
- * accepts a weaker level. Pod-level rules (host namespaces, volumes, sysctls) are the pod's.
+ * accepts a weaker level. Pod-level rules (host namespaces, sysctls) are the pod's, except the
+ * volumes the agent brings: a hostPath volume is below baseline.
  */
 
 /** Strictest first, as Pod Security orders them. */
@@ -41,6 +42,7 @@ interface SecurityContext {
 /** What the level depends on: the agent's securityContext and the profile's opt-out. */
 interface AgentSecurity {
   readonly container: { readonly securityContext?: SecurityContext | undefined };
+  readonly volumes?: readonly { readonly hostPath?: unknown }[] | undefined;
   readonly [POD_SECURITY_OPT_OUT_FIELD]?: 'baseline' | 'privileged' | undefined;
 }
 
@@ -113,7 +115,8 @@ function message(rule: ContainerRule): string {
 }
 
 /** The strictest level whose container rules the agent's securityContext meets. */
-export function agentPodSecurityLevel(profile: Pick<AgentSecurity, 'container'>): PodSecurityLevel {
+export function agentPodSecurityLevel(profile: Pick<AgentSecurity, 'container' | 'volumes'>): PodSecurityLevel {
+  if (hostPathVolumes(profile).length > 0) return 'privileged';
   const sc = profile.container.securityContext ?? {};
   const broken = RULES.filter((rule) => !rule.holds(sc));
   if (broken.some((rule) => rule.level === 'baseline')) return 'privileged';
@@ -139,6 +142,7 @@ export function podSecurityFloor(profile: Pick<AgentSecurity, typeof POD_SECURIT
 export function refuseBelowPodSecurityFloor(profile: AgentSecurity, ctx: z.RefinementCtx): void {
   const floor = podSecurityFloor(profile);
   if (floor === 'privileged') return;
+  for (const i of hostPathVolumes(profile)) ctx.addIssue({ code: 'custom', path: ['volumes', i, 'hostPath'], message: HOST_PATH_MESSAGE });
   const sc = profile.container.securityContext ?? {};
   for (const rule of RULES) {
     if ((floor === 'baseline' && rule.level === 'restricted') || rule.holds(sc)) continue;
@@ -149,10 +153,20 @@ export function refuseBelowPodSecurityFloor(profile: AgentSecurity, ctx: z.Refin
 /** The same rules as CEL on the profile, for the CRD: each holds unless the opt-out accepts a weaker level. */
 export function podSecurityCelRules(): CelRule[] {
   const optOut = `self.${POD_SECURITY_OPT_OUT_FIELD}`;
-  return RULES.map((rule) => {
-    const accepted = rule.level === 'restricted' ? `has(${optOut})` : `(has(${optOut}) && ${optOut} == 'privileged')`;
-    return celRule(`${accepted} || (${rule.cel})`, message(rule), `.container.securityContext.${rule.field}`);
-  });
+  const privileged = `(has(${optOut}) && ${optOut} == 'privileged')`;
+  return [
+    ...RULES.map((rule) => {
+      const accepted = rule.level === 'restricted' ? `has(${optOut})` : privileged;
+      return celRule(`${accepted} || (${rule.cel})`, message(rule), `.container.securityContext.${rule.field}`);
+    }),
+    celRule(`${privileged} || (!has(self.volumes) || self.volumes.all(v, !has(v.hostPath)))`, HOST_PATH_MESSAGE, '.volumes'),
+  ];
+}
+
+const HOST_PATH_MESSAGE = `a hostPath volume is below Pod Security baseline (only spec.${POD_SECURITY_OPT_OUT_FIELD}: privileged accepts it)`;
+
+function hostPathVolumes(profile: Pick<AgentSecurity, 'volumes'>): number[] {
+  return (profile.volumes ?? []).flatMap((volume, i) => (volume.hostPath === undefined ? [] : [i]));
 }
 
 /** For the services' startup log: a profile whose agent is below restricted, by its opt-out. */

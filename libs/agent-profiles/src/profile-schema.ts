@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsLabel, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
+import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, NODE_ACCESS_OPT_OUT_FIELD, nodeAccessOptOutSchema, readinessProbeSchema, restartingProbeSchema, volumeMountSchema, volumesSchema } from './container-spec-schema.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
@@ -9,6 +10,10 @@ import { policyRuleSchema } from './rbac-rule-schema.js';
 /** A binding's name leaves room for "." and a namespace (a DNS label) within a DNS subdomain. */
 const BINDING_NAME_MAX = DNS_SUBDOMAIN_MAX - 1 - DNS_LABEL_MAX;
 const BINDING_NAME_DEFAULT_TOO_LONG = `names the binding too (binding.name is unset) and is longer than ${BINDING_NAME_MAX} characters: set binding.name`;
+
+const MOUNT_WITHOUT_VOLUME = 'every volumeMounts[].name must name one of the profile\'s volumes';
+const HOST_PATH_REFUSED = `a hostPath volume gives the agent the node's filesystem: only spec.${NODE_ACCESS_OPT_OUT_FIELD}: [hostPath] accepts it`;
+const NAMED_PORT_MISSING = 'names no port of the container (ports[].name)';
 
 /** Annotation suffixes every profile has; parameters cannot take them. */
 export const ENABLE_SUFFIX = 'enable';
@@ -43,8 +48,6 @@ const quantity = z.union([
   pattern: QUANTITY.source,
 });
 const quantities = z.record(z.string().min(1), quantity);
-
-const envVarSchema = z.strictObject({ name: envName, value: z.string() });
 
 const containerPortSchema = z.strictObject({
   name: z
@@ -106,7 +109,14 @@ const containerSchema = z.strictObject({
   ports: z.array(containerPortSchema).meta(listMap('containerPort')).optional(),
   resources: z.strictObject({ requests: quantities.optional(), limits: quantities.optional() }).optional(),
   securityContext: securityContextSchema.optional(),
-  env: z.array(envVarSchema).meta(listMap('name')).optional(),
+  env: z.array(envVarSchema(envName)).meta(listMap('name')).optional(),
+  // The rest of a container spec (container-spec-schema.ts): only present when set.
+  envFrom: z.array(envFromSchema).meta({ maxItems: LIST_MAX }).optional(),
+  volumeMounts: z.array(volumeMountSchema).meta(listMap('mountPath')).optional(),
+  livenessProbe: restartingProbeSchema.optional(),
+  readinessProbe: readinessProbeSchema.optional(),
+  startupProbe: restartingProbeSchema.optional(),
+  lifecycle: lifecycleSchema.optional(),
 });
 
 const parameterSchema = z
@@ -251,9 +261,14 @@ export const agentProfileSchema = z
       .meta({ description: 'Accept an agent securityContext below the restricted Pod Security level (default: restricted is required). Pods in namespaces that enforce a stricter level are refused.' })
       .optional(),
     rbac: rbacSchema.optional(),
+    // Pod-level parts of the agent, added to each pod: only present when set.
+    volumes: volumesSchema.optional(),
+    imagePullSecrets: imagePullSecretsSchema.optional(),
+    [NODE_ACCESS_OPT_OUT_FIELD]: nodeAccessOptOutSchema.optional(),
   })
   .superRefine((profile, ctx) => {
     refuseBelowPodSecurityFloor(profile, ctx);
+    refuseVolumeProblems(profile, ctx);
     reportDuplicates(ctx, profile.parameters.map((p) => p.annotation), (i) => ['parameters', i, 'annotation'], 'annotation');
     const envSources: { name: string; path: (string | number)[] }[] = [
       ...profile.parameters.map((p, i) => ({ name: p.env, path: ['parameters', i, 'env'] })),
@@ -280,9 +295,39 @@ export const agentProfileSchema = z
         'an env name of container.env is also a parameter\'s or a fieldEnv\'s',
         '.container.env',
       ),
+      celRule('!has(self.container.volumeMounts) || self.container.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))', MOUNT_WITHOUT_VOLUME, '.container.volumeMounts'),
+      celRule(`!has(self.volumes) || self.volumes.all(v, !has(v.hostPath)) || (has(self.${NODE_ACCESS_OPT_OUT_FIELD}) && 'hostPath' in self.${NODE_ACCESS_OPT_OUT_FIELD})`, HOST_PATH_REFUSED, '.volumes'),
       ...podSecurityCelRules(),
     ],
   });
+
+
+/** Mounts name the profile's own volumes, hostPath only with the opt-out, named probe ports exist. */
+function refuseVolumeProblems(
+  profile: { container: z.output<typeof containerSchema>; volumes?: z.output<typeof volumesSchema> | undefined; [NODE_ACCESS_OPT_OUT_FIELD]?: readonly string[] | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const volumes = profile.volumes ?? [];
+  reportDuplicates(ctx, volumes.map((v) => v.name), (i) => ['volumes', i, 'name'], 'volume name');
+  (profile.container.volumeMounts ?? []).forEach((mount, i) => {
+    if (!volumes.some((v) => v.name === mount.name)) ctx.addIssue({ code: 'custom', path: ['container', 'volumeMounts', i, 'name'], message: MOUNT_WITHOUT_VOLUME });
+  });
+  reportDuplicates(ctx, (profile.container.volumeMounts ?? []).map((m) => m.mountPath), (i) => ['container', 'volumeMounts', i, 'mountPath'], 'mountPath');
+  volumes.forEach((volume, i) => {
+    if (volume.hostPath !== undefined && !profile[NODE_ACCESS_OPT_OUT_FIELD]?.includes('hostPath')) ctx.addIssue({ code: 'custom', path: ['volumes', i, 'hostPath'], message: HOST_PATH_REFUSED });
+  });
+  const portNames = new Set((profile.container.ports ?? []).flatMap((p) => (p.name === undefined ? [] : [p.name])));
+  const handlers = [
+    ...(['livenessProbe', 'readinessProbe', 'startupProbe'] as const).map((probe) => ({ path: [probe], handler: profile.container[probe] })),
+    ...(['postStart', 'preStop'] as const).map((hook) => ({ path: ['lifecycle', hook], handler: profile.container.lifecycle?.[hook] })),
+  ];
+  for (const { path, handler } of handlers) {
+    for (const action of ['httpGet', 'tcpSocket'] as const) {
+      const port = handler !== undefined && action in handler ? (handler as Record<string, { port?: unknown } | undefined>)[action]?.port : undefined;
+      if (typeof port === 'string' && !portNames.has(port)) ctx.addIssue({ code: 'custom', path: ['container', ...path, action, 'port'], message: NAMED_PORT_MISSING });
+    }
+  }
+}
 
 export type AgentProfile = z.output<typeof agentProfileSchema>;
 export type AgentProfileInput = z.input<typeof agentProfileSchema>;

@@ -3,7 +3,7 @@ import type { AgentProfile } from '@outrigger/agent-profiles';
 
 /**
  * The agent container: the profile's container, with env in a fixed order (parameters, then
- * downward-API fields, then the profile's own env). POD_NAME and friends use fieldRef because a
+ * downward-API fields, then the profile's own env, values or valueFrom). POD_NAME and friends use fieldRef because a
  * controller-made pod has no name yet at admission time. A native sidecar is an init container
  * with `restartPolicy: Always`.
  */
@@ -18,7 +18,7 @@ export function buildAgentContainer(
       name,
       valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } },
     })),
-    ...staticEnv.map(({ name, value }) => ({ name, value })),
+    ...staticEnv.map((entry) => cloneJson(entry as JsonObject)),
   ];
   // A copy, so no pod shares (and no later mutation reaches) the profile's objects. Members are
   // assigned, not spread into a new literal: see no-restricted-syntax in eslint.config.mjs.

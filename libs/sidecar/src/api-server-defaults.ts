@@ -6,8 +6,10 @@ import { canonicalQuantity } from './canonical-quantity.js';
  * rendering and a stored container compare equal exactly when they mean the same: core/v1
  * SetDefaults_Container (imagePullPolicy by the tag rule, terminationMessagePath and -Policy),
  * SetDefaults_ContainerPort (protocol), SetDefaults_PodSpec (hostPort on hostNetwork pods),
- * SetDefaults_Pod (requests from limits), fieldRef apiVersion, and an empty `resources`. Only
- * absent members are filled in; untouched members are shared with the input, never copied.
+ * SetDefaults_Pod (requests from limits), fieldRef apiVersion, resourceFieldRef divisor,
+ * SetDefaults_Probe (timeout 1, period 10, thresholds 1 and 3), SetDefaults_HTTPGetAction (path
+ * "/", scheme HTTP) in probes and hooks, the grpc probe's empty service, and an empty `resources`.
+ * Only absent members are filled in; untouched members are shared with the input, never copied.
  */
 export function withApiServerDefaults(container: JsonObject, hostNetwork: boolean): JsonObject {
   const out = shallowCopy(container);
@@ -22,6 +24,41 @@ export function withApiServerDefaults(container: JsonObject, hostNetwork: boolea
   if (ports) setMember(out, 'ports', ports.map((port) => (isJsonObject(port) ? defaultPort(port, hostNetwork) : port)));
   const env = arrayMember(out, 'env');
   if (env) setMember(out, 'env', env.map(defaultEnv));
+  for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+    const probe = objectMember(out, key);
+    if (probe) setMember(out, key, defaultProbe(probe));
+  }
+  const lifecycle = objectMember(out, 'lifecycle');
+  if (lifecycle) {
+    const hooks = shallowCopy(lifecycle);
+    for (const key of ['postStart', 'preStop']) {
+      const hook = objectMember(hooks, key);
+      if (hook) setMember(hooks, key, defaultHttpGet(hook));
+    }
+    setMember(out, 'lifecycle', hooks);
+  }
+  return out;
+}
+
+const PROBE_DEFAULTS: readonly [string, number][] = [['timeoutSeconds', 1], ['periodSeconds', 10], ['successThreshold', 1], ['failureThreshold', 3]];
+
+function defaultProbe(probe: JsonObject): JsonObject {
+  const out = defaultHttpGet(probe);
+  for (const [key, value] of PROBE_DEFAULTS) if (member(out, key) === undefined) setMember(out, key, value);
+  const grpc = objectMember(out, 'grpc');
+  if (grpc && member(grpc, 'service') === undefined) setMember(out, 'grpc', Object.assign(shallowCopy(grpc), { service: '' }));
+  return out;
+}
+
+/** A probe or hook handler with its httpGet's path and scheme defaulted. */
+function defaultHttpGet(handler: JsonObject): JsonObject {
+  const out = shallowCopy(handler);
+  const httpGet = objectMember(out, 'httpGet');
+  if (!httpGet) return out;
+  const action = shallowCopy(httpGet);
+  if (member(action, 'path') === undefined || member(action, 'path') === '') setMember(action, 'path', '/');
+  if (member(action, 'scheme') === undefined || member(action, 'scheme') === '') setMember(action, 'scheme', 'HTTP');
+  setMember(out, 'httpGet', action);
   return out;
 }
 
@@ -69,6 +106,13 @@ function defaultPort(port: JsonObject, hostNetwork: boolean): JsonObject {
 
 function defaultEnv(entry: JsonValue): JsonValue {
   const valueFrom = isJsonObject(entry) ? objectMember(entry, 'valueFrom') : undefined;
+  const resourceFieldRef = valueFrom ? objectMember(valueFrom, 'resourceFieldRef') : undefined;
+  if (isJsonObject(entry) && valueFrom && resourceFieldRef) {
+    // divisor is a Quantity, not a pointer: stored canonical, "0" when unset.
+    const divisor = member(resourceFieldRef, 'divisor');
+    const ref = Object.assign(shallowCopy(resourceFieldRef), { divisor: divisor === undefined ? '0' : (canonicalQuantity(divisor) ?? divisor) });
+    return Object.assign(shallowCopy(entry), { valueFrom: Object.assign(shallowCopy(valueFrom), { resourceFieldRef: ref }) });
+  }
   const fieldRef = valueFrom ? objectMember(valueFrom, 'fieldRef') : undefined;
   if (!isJsonObject(entry) || !valueFrom || !fieldRef || member(fieldRef, 'apiVersion') !== undefined) return entry;
   const out = shallowCopy(entry);

@@ -1,5 +1,6 @@
 import { arrayMember, isJsonObject, type JsonObject, objectMember, stringMember } from '@outrigger/admission';
 import { type AgentProfile, profileHash, STATUS_SUFFIX } from '@outrigger/agent-profiles';
+import type { AddedPodParts } from './agent-pod-parts.js';
 import type { PodAnnotations } from './pod-annotations.js';
 
 /** `<prefix>status`: written on injection, so a second admission (reinvocation) does nothing. */
@@ -8,11 +9,30 @@ export function statusAnnotation(profile: AgentProfile): string {
 }
 
 /**
- * The status value: which profile, which exact profile content, which injector, and whether the
- * injector set `automountServiceAccountToken: false` (so that uninject can take it out again).
+ * The status value: which profile, which exact profile content, which injector, whether the
+ * injector set `automountServiceAccountToken: false`, and the volumes and image pull secrets it
+ * added (so that uninject can take out exactly those again). Each only when there is one.
  */
-export function statusValue(profile: AgentProfile, injectorVersion: string, automountOff = false): string {
-  return JSON.stringify({ profile: profile.name, hash: profileHash(profile), version: injectorVersion, ...(automountOff ? { automountOff } : {}) });
+export function statusValue(profile: AgentProfile, injectorVersion: string, automountOff = false, added?: AddedPodParts): string {
+  return JSON.stringify({
+    profile: profile.name,
+    hash: profileHash(profile),
+    version: injectorVersion,
+    ...(automountOff ? { automountOff } : {}),
+    ...(added && added.volumes.length > 0 ? { volumes: added.volumes } : {}),
+    ...(added && added.imagePullSecrets.length > 0 ? { imagePullSecrets: added.imagePullSecrets } : {}),
+  });
+}
+
+/** The volumes and image pull secrets a status value says the injector added. */
+export function statusAddedParts(value: string): AddedPodParts {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    const strings = (key: string) => (isJsonObject(parsed) && Array.isArray(parsed[key]) ? parsed[key].filter((v): v is string => typeof v === 'string') : []);
+    return { volumes: strings('volumes'), imagePullSecrets: strings('imagePullSecrets') };
+  } catch {
+    return { volumes: [], imagePullSecrets: [] };
+  }
 }
 
 /** Whether a status value says the injector turned the pod's automatic token off. */

@@ -3,7 +3,7 @@ import YAML from 'yaml';
 import type { AdmissionContext } from '@outrigger/admission';
 import { err, isJsonObject, type JsonObject, mutatePod, objectMember, ok, pointerTokens, type Result, stringMember } from '@outrigger/admission';
 import { carriesPodTemplate, isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
-import { statusAnnotation, statusTurnedAutomountOff } from './injection-status.js';
+import { statusAddedParts, statusAnnotation, statusTurnedAutomountOff } from './injection-status.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
 import { sidecarExtension, type SidecarExtensionOptions } from './sidecar-extension.js';
 
@@ -95,8 +95,8 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
 /**
  * The reverse of injectManifests: removes from every pod template the agent containers, status
  * annotations and agent token volume the injector wrote (recognised by the status annotation of a
- * profile in `profiles`), and `automountServiceAccountToken` where that status says the injector
- * set it. `uninjectManifests(injectManifests(x)) === x` for what injectManifests produced.
+ * profile in `profiles`), and `automountServiceAccountToken`, the volumes and the image pull
+ * secrets where that status says the injector added them. `uninjectManifests(injectManifests(x)) === x` for what injectManifests produced.
  */
 export function uninjectManifests(yamlText: string, options: Pick<InjectManifestsOptions, 'profiles'>): Result<ManifestInjection> {
   return editManifests(yamlText, (target) => {
@@ -108,10 +108,11 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
     const at = (...path: (string | number)[]) => [...target.prefix, ...templatePath, ...path];
     const spec = objectMember(template, 'spec') ?? {};
     const injected = options.profiles.filter((profile) => statusAnnotation(profile) in annotations);
-    const volumes = spec['volumes'];
-    const tokenVolume = Array.isArray(volumes) ? volumes.findIndex((v) => isJsonObject(v) && v['name'] === AGENT_TOKEN_VOLUME) : -1;
-    // The list was created for the token volume alone: remove the list, as it was before.
-    if (injected.length > 0 && tokenVolume >= 0) remove.push(Array.isArray(volumes) && volumes.length === 1 ? at('spec', 'volumes') : at('spec', 'volumes', tokenVolume));
+    const added = injected.map((profile) => statusAddedParts(String(annotations[statusAnnotation(profile)])));
+    const volumes = new Set(added.flatMap((parts) => parts.volumes));
+    if (injected.length > 0) volumes.add(AGENT_TOKEN_VOLUME);
+    remove.push(...removeNamed(spec, 'volumes', volumes, (...path) => at('spec', ...path)));
+    remove.push(...removeNamed(spec, 'imagePullSecrets', new Set(added.flatMap((parts) => parts.imagePullSecrets)), (...path) => at('spec', ...path)));
     const turnedOff = injected.some((profile) => statusTurnedAutomountOff(String(annotations[statusAnnotation(profile)])));
     if (turnedOff && spec['automountServiceAccountToken'] === false) remove.push(at('spec', 'automountServiceAccountToken'));
     for (const profile of injected) {
@@ -128,6 +129,15 @@ export function uninjectManifests(yamlText: string, options: Pick<InjectManifest
     }
     return ok({ decision: remove.length > 0 ? 'removed' : 'skipped:not-injected', warnings: [], set: [], remove });
   });
+}
+
+/** Removal paths for the entries of `spec[list]` named in `names`; the whole list when it holds only those (it was created for them). */
+function removeNamed(spec: JsonObject, list: 'volumes' | 'imagePullSecrets', names: ReadonlySet<string>, at: (...path: (string | number)[]) => (string | number)[]): (string | number)[][] {
+  const entries = spec[list];
+  if (!Array.isArray(entries)) return [];
+  const indices = entries.flatMap((entry, index) => (isJsonObject(entry) && typeof entry['name'] === 'string' && names.has(entry['name']) ? [index] : []));
+  if (indices.length === 0) return [];
+  return indices.length === entries.length ? [at(list)] : indices.map((index) => at(list, index));
 }
 
 function editManifests(yamlText: string, edit: EditObject): Result<ManifestInjection> {

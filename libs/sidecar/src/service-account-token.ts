@@ -1,7 +1,6 @@
-import { arrayMember, cloneJson, ensureArrayMember, isJsonObject, type JsonObject, type JsonValue, member, setMember, stringMember } from '@outrigger/admission';
+import { arrayMember, cloneJson, ensureArrayMember, isJsonObject, type JsonObject, type JsonValue, member, SERVICE_ACCOUNT_TOKEN_PATH, setMember, stringMember } from '@outrigger/admission';
 
-/** Where the API server's ServiceAccount admission plugin mounts the API token in each container. */
-export const SERVICE_ACCOUNT_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+export { SERVICE_ACCOUNT_TOKEN_PATH };
 /** The prefix of the projected volume that plugin adds (kube-api-access-<random>). */
 export const SERVICE_ACCOUNT_VOLUME_PREFIX = 'kube-api-access-';
 /** The agent's own token volume; not under the plugin's prefix, so the plugin never takes it for its own. */

@@ -1,6 +1,7 @@
 import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
+import { addPodParts, VOLUME_NAME_TAKEN_REASON, volumeClash } from './agent-pod-parts.js';
 import { hostNamespaceProblem, HOST_NAMESPACE_REASON } from './host-namespaces.js';
 import { agentPresence, type AgentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';
 import { parameterEnv } from './parameter-values.js';
@@ -42,8 +43,9 @@ export interface SidecarExtensionOptions {
  * or not (the status annotation or an agent-named container that is not exactly the injector's:
  * 422), already injected (so reinvocation is a no-op), the node's namespaces (hostNetwork, hostPID,
  * hostIPC unless the profile allows them: 403), the namespace's enforced Pod Security level (403),
- * every parameter (422 denial), then the pod's token (keep-pod-token not allowed: 403; a token
- * that would not stay the agent's alone: 403). Only after all checks pass is the pod changed.
+ * every parameter (422 denial), the agent's volume names against the pod's (422), then the pod's
+ * token (keep-pod-token not allowed: 403; a token that would not stay the agent's alone: 403).
+ * Only after all checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = [...options.profiles];
@@ -83,6 +85,8 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
 
       const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
       if (!Array.isArray(plans)) return plans;
+      const clash = volumeClash(spec, pending);
+      if (clash !== undefined) return Object.assign(denied(422, clash, VOLUME_NAME_TAKEN_REASON), { warnings });
       const tokens = prepareAgentTokens(pod, spec, pending);
       if (tokens.type === 'denied') return Object.assign({}, tokens, { warnings });
       const shared = sharedTokenProblem(pod, spec, pending, agentNames);
@@ -132,6 +136,7 @@ function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injector
   withServiceAccountToken(plan.container, 'mount' in token ? token.mount : undefined);
   const turnedOffForIt = automountTurnedOff && 'podTokenRemoved' in token && token.podTokenRemoved;
   ensureArrayMember(spec, list).push(plan.container);
+  const added = addPodParts(spec, plan.profile);
   const annotations = ensureObjectMember(ensureObjectMember(pod, 'metadata'), 'annotations');
-  setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion, turnedOffForIt));
+  setMember(annotations, statusAnnotation(plan.profile), statusValue(plan.profile, injectorVersion, turnedOffForIt, added));
 }

@@ -1,6 +1,7 @@
 import { arrayMember, isJsonObject, type JsonObject, member, objectMember, stringMember } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
+import { podPartsProblem } from './agent-pod-parts.js';
 import { agentToken, type AgentToken } from './agent-token.js';
 import { withApiServerDefaults } from './api-server-defaults.js';
 import { hostNamespaceProblem } from './host-namespaces.js';
@@ -18,7 +19,8 @@ const OK: AgentVerdict = { ok: true };
 /**
  * Whether the pod carries this profile's agent exactly as the injector renders it for this pod
  * (parameters from its annotations, fieldEnv, static env, list and restartPolicy, token mount and
- * token volume, the pod's own token taken away where the profile says so), as the API server
+ * token volume, the pod's own token taken away where the profile says so, the profile's volumes
+ * and image pull secrets in the pod), as the API server
  * stores it: only the defaults it applies are tolerated (withApiServerDefaults), any other
  * difference is a `problem` naming the field. The rbac-syncer binds only such pods. `inForce`:
  * the other profiles in force, whose verified agents may share the agent's token volume in a pod
@@ -53,6 +55,8 @@ function verify(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentP
   const isAgent = (container: string) => container === name || inForce.some((other) => other !== profile && other.container.name === container && verify(pod, other, inForce, false).ok);
   const tokenProblem = podTokenProblem(spec, token, confine ? isAgent : undefined);
   if (tokenProblem !== undefined) return notOk(tokenProblem);
+  const partsProblem = podPartsProblem(spec, profile);
+  if (partsProblem !== undefined) return notOk(partsProblem);
 
   const hostNetwork = member(spec, 'hostNetwork') === true;
   const rendered = rendering(profile, pod, annotations, hostNetwork);
