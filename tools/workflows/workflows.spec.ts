@@ -1,0 +1,51 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveToolDir } from '@outrigger/control-plane';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { actionFindings, readActionRuntimes, workflowFiles } from './action-runtimes.ts';
+
+const FIXTURE = fileURLToPath(new URL('fixtures/node20-actions.yml', import.meta.url));
+const table = readActionRuntimes();
+const today = new Date().toISOString().slice(0, 10);
+let actionlint: string;
+
+beforeAll(async () => {
+  actionlint = join(await resolveToolDir('OUTRIGGER_ACTIONLINT_BIN', 'tools/workflows/actionlint/build.sh', ['actionlint']), 'actionlint');
+}, 600_000);
+
+describe('GitHub workflows', () => {
+  it('actionlint (built from its Go module) finds nothing in any workflow', () => {
+    const files = workflowFiles();
+    expect(files.length).toBeGreaterThan(0);
+    const result = spawnSync(actionlint, ['-no-color', ...files], { encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('actionlint fails on a broken workflow (it reads what it is given)', () => {
+    const broken = 'on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n';
+    const result = spawnSync(actionlint, ['-no-color', '-'], { encoding: 'utf8', input: broken });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('nope');
+  });
+
+  it.each(workflowFiles().map((f) => [f.split('/').at(-1), f]))('%s uses only actions in the runtime table, none on an end-of-life Node', (_name, file) => {
+    expect(actionFindings(file as string, table, today)).toEqual([]);
+  });
+
+  it('names each action on an end-of-life Node and each action missing from the table, and skips local and container actions', () => {
+    expect(actionFindings(FIXTURE, table, '2026-11-25')).toEqual([
+      `${FIXTURE}: job build, step 1: actions/checkout@v4 runs on node20, past its end of life (2026-04-30)`,
+      `${FIXTURE}: job build, step 3: actions/cache@v4 runs on node20, past its end of life (2026-04-30)`,
+      `${FIXTURE}: job build, step 4: someone/unlisted-action@v1 is not in tools/workflows/action-runtimes.yaml (add it with its action.yml's runs.using, or use a major that is)`,
+    ]);
+    // Before Node 20's end of life, its actions were fine.
+    expect(actionFindings(FIXTURE, table, '2026-04-29')).toHaveLength(1);
+  });
+
+  it('the table refuses a runtime it does not know', () => {
+    expect(() => readActionRuntimes(fileURLToPath(new URL('fixtures/unknown-runtime.yaml', import.meta.url)))).toThrow(/using/);
+  });
+});
+
