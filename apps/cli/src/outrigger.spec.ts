@@ -38,7 +38,7 @@ describe('outrigger inject / uninject (golden files in fixtures/inject)', () => 
     expect(out).toContain(`---\n${service}---\n${pdb}`);
   });
 
-  it('says which documents it skipped and why, and warns about a regular-container agent in a CronJob', async () => {
+  it('says which documents it skipped and why, and gives a CronJob\'s pods their agent as a native sidecar (no warning)', async () => {
     const list = await outrigger(['inject', '-f', join(FIXTURES, 'kubectl-get-list.yaml')]);
     expect(list.err).toMatch(/^note: .*kubectl-get-list\.yaml: document 0 item 1 \(Deployment frontend\): not injected \(not-opted-in\)$/m);
     const rollout = 'apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: orders\nspec:\n  template:\n    spec:\n      containers:\n      - name: orders\n        image: orders:1\n';
@@ -48,7 +48,8 @@ describe('outrigger inject / uninject (golden files in fixtures/inject)', () => 
       err: expect.stringMatching(/^note: stdin: document 0 \(Rollout orders\): not injected \(unsupported-kind\): it has a pod template, but only Pods/m),
     });
     const cron = await outrigger(['inject', '-f', join(FIXTURES, 'cronjob.yaml')]);
-    expect(cron.err).toMatch(/^warning: .*cronjob\.yaml: document 0 \(CronJob export\): profile xxl-job runs its agent as a regular container.*nativeSidecar: true$/m);
+    expect(cron.err).not.toMatch(/^warning:/m);
+    expect(cron.out).toMatch(/initContainers:\n {12}- name: xxl-agent\n/);
   });
 
   it('reads several files and directories into one YAML stream', async () => {

@@ -4,6 +4,7 @@ export {
   agentProfileSchema,
   ENABLE_SUFFIX,
   KEEP_POD_TOKEN_SUFFIX,
+  NATIVE_SIDECAR_SUFFIX,
   profilesFileSchema,
   STATUS_SUFFIX,
   type AgentContainerSpec,

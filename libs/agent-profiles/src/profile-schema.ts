@@ -20,7 +20,11 @@ export const ENABLE_SUFFIX = 'enable';
 export const STATUS_SUFFIX = 'status';
 /** `<prefix>keep-pod-token: "true"`: the pod keeps its own API token where the profile allows it. */
 export const KEEP_POD_TOKEN_SUFFIX = 'keep-pod-token';
-const RESERVED_SUFFIXES = [ENABLE_SUFFIX, STATUS_SUFFIX, KEEP_POD_TOKEN_SUFFIX];
+/** `<prefix>native-sidecar: "true"|"false"`: the pod chooses how its agent runs, where the profile allows it. */
+export const NATIVE_SIDECAR_SUFFIX = 'native-sidecar';
+const RESERVED_SUFFIXES = [ENABLE_SUFFIX, STATUS_SUFFIX, KEEP_POD_TOKEN_SUFFIX, NATIVE_SIDECAR_SUFFIX];
+const HOLD_NEEDS_STARTUP_PROBE = 'needs container.startupProbe: the application starts once that probe succeeds';
+const HOLD_AND_CHOICE = 'cannot be combined with podMayChooseNativeSidecar (an agent the application waits for is always a native sidecar)';
 const POD_MAY_KEEP_TOKEN_ALONE = 'only means something with agentOnly: true (without it every container keeps the pod\'s token)';
 const RESERVED_SUFFIXES_TAKEN = `${RESERVED_SUFFIXES.map((s) => `"${s}"`).join(', ')} are reserved for every profile`;
 
@@ -249,6 +253,15 @@ export const agentProfileSchema = z
     parameters: z.array(parameterSchema).default([]).meta(listMap('annotation')),
     fieldEnv: z.array(fieldEnvSchema).default([]).meta(listMap('env')),
     nativeSidecar: z.boolean().default(false),
+    // Only when set, so that other profiles parse (and hash) as before.
+    podMayChooseNativeSidecar: z
+      .boolean()
+      .meta({ description: `A pod annotated <prefix>${NATIVE_SIDECAR_SUFFIX}: "true" or "false" chooses whether its agent is a native sidecar (default false: the annotation is refused).` })
+      .optional(),
+    holdApplicationUntilReady: z
+      .boolean()
+      .meta({ description: 'The agent is a native sidecar in every pod and the application containers start only once its startupProbe succeeds (default false).' })
+      .optional(),
     // Absent means false; only when set, so that other profiles parse (and hash) as before.
     dangerouslyAllowHostNamespaces: z
       .boolean()
@@ -269,6 +282,8 @@ export const agentProfileSchema = z
   .superRefine((profile, ctx) => {
     refuseBelowPodSecurityFloor(profile, ctx);
     refuseVolumeProblems(profile, ctx);
+    if (profile.holdApplicationUntilReady === true && profile.container.startupProbe === undefined) ctx.addIssue({ code: 'custom', path: ['holdApplicationUntilReady'], message: HOLD_NEEDS_STARTUP_PROBE });
+    if (profile.holdApplicationUntilReady === true && profile.podMayChooseNativeSidecar === true) ctx.addIssue({ code: 'custom', path: ['holdApplicationUntilReady'], message: HOLD_AND_CHOICE });
     reportDuplicates(ctx, profile.parameters.map((p) => p.annotation), (i) => ['parameters', i, 'annotation'], 'annotation');
     const envSources: { name: string; path: (string | number)[] }[] = [
       ...profile.parameters.map((p, i) => ({ name: p.env, path: ['parameters', i, 'env'] })),
@@ -297,6 +312,8 @@ export const agentProfileSchema = z
       ),
       celRule('!has(self.container.volumeMounts) || self.container.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))', MOUNT_WITHOUT_VOLUME, '.container.volumeMounts'),
       celRule(`!has(self.volumes) || self.volumes.all(v, !has(v.hostPath)) || (has(self.${NODE_ACCESS_OPT_OUT_FIELD}) && 'hostPath' in self.${NODE_ACCESS_OPT_OUT_FIELD})`, HOST_PATH_REFUSED, '.volumes'),
+      celRule('!has(self.holdApplicationUntilReady) || !self.holdApplicationUntilReady || has(self.container.startupProbe)', HOLD_NEEDS_STARTUP_PROBE, '.holdApplicationUntilReady'),
+      celRule('!has(self.holdApplicationUntilReady) || !self.holdApplicationUntilReady || !has(self.podMayChooseNativeSidecar) || !self.podMayChooseNativeSidecar', HOLD_AND_CHOICE, '.holdApplicationUntilReady'),
       ...podSecurityCelRules(),
     ],
   });

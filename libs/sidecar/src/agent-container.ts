@@ -4,12 +4,13 @@ import type { AgentProfile } from '@outrigger/agent-profiles';
 /**
  * The agent container: the profile's container, with env in a fixed order (parameters, then
  * downward-API fields, then the profile's own env, values or valueFrom). POD_NAME and friends use fieldRef because a
- * controller-made pod has no name yet at admission time. A native sidecar is an init container
- * with `restartPolicy: Always`.
+ * controller-made pod has no name yet at admission time. A native sidecar (`native`, see
+ * runsAsNativeSidecar) is an init container with `restartPolicy: Always`.
  */
 export function buildAgentContainer(
   profile: AgentProfile,
   parameterEnv: readonly { readonly name: string; readonly value: string }[],
+  native: boolean,
 ): JsonObject {
   const { env: staticEnv = [], ...container } = profile.container;
   const env: JsonValue[] = [
@@ -24,6 +25,6 @@ export function buildAgentContainer(
   // assigned, not spread into a new literal: see no-restricted-syntax in eslint.config.mjs.
   const agent = cloneJson(container as JsonObject);
   if (env.length > 0) agent['env'] = env;
-  if (profile.nativeSidecar) agent['restartPolicy'] = 'Always';
+  if (native) agent['restartPolicy'] = 'Always';
   return agent;
 }

@@ -1,6 +1,7 @@
 import { arrayMember, isJsonObject, type JsonObject, objectMember, stringMember } from '@outrigger/admission';
 import { type AgentProfile, profileHash, STATUS_SUFFIX } from '@outrigger/agent-profiles';
 import type { AddedPodParts } from './agent-pod-parts.js';
+import { agentList } from './native-sidecar.js';
 import type { PodAnnotations } from './pod-annotations.js';
 
 /** `<prefix>status`: written on injection, so a second admission (reinvocation) does nothing. */
@@ -59,7 +60,7 @@ export function agentPresence(pod: JsonObject, annotations: PodAnnotations, prof
   const status = annotations.values.get(key);
   const hasStatus = status !== undefined || annotations.nonString.has(key);
   const name = profile.container.name;
-  const list = profile.nativeSidecar ? 'initContainers' : 'containers';
+  const list = agentList(profile, pod);
   const container = [...namedContainers(pod, 'containers'), ...namedContainers(pod, 'initContainers')].find((c) => c.name === name);
   if (!hasStatus && !container) return { kind: 'absent' };
   const forged = (problem: string): AgentPresence => ({ kind: 'forged', problem: `profile ${profile.name}: ${problem}` });

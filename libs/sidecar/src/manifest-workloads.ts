@@ -34,9 +34,6 @@ export function carriesPodTemplate(document: JsonObject): boolean {
   return [['spec', 'template'], ['spec', 'jobTemplate', 'spec', 'template'], ['template']].some(hasContainers);
 }
 
-/** Kinds whose pods run to completion: a regular-container agent would keep them running. */
-export const RUN_TO_COMPLETION_KINDS: ReadonlySet<string> = new Set(['Job', 'CronJob']);
-
 /** `List` (kubectl get -o yaml) and every `<Kind>List`: a document whose items are objects. */
 export function isList(document: JsonObject): boolean {
   const kind = document['kind'];

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { AdmissionContext } from '@outrigger/admission';
 import { err, isJsonObject, type JsonObject, mutatePod, objectMember, ok, pointerTokens, type Result, stringMember } from '@outrigger/admission';
-import { carriesPodTemplate, isList, podTemplatePath, RUN_TO_COMPLETION_KINDS, valueAtPath } from './manifest-workloads.js';
+import { carriesPodTemplate, isList, podTemplatePath, valueAtPath } from './manifest-workloads.js';
 import { statusAddedParts, statusAnnotation, statusTurnedAutomountOff } from './injection-status.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
 import { sidecarExtension, type SidecarExtensionOptions } from './sidecar-extension.js';
@@ -78,15 +78,7 @@ export function injectManifests(yamlText: string, options: InjectManifestsOption
       else if (op.op === 'add' || op.op === 'replace') set.push({ path, value: op.value });
       else return err(`${where}: unexpected ${op.op} operation`);
     }
-    const injected = mutation.patch.length > 0;
-    const kind = target.outcome.kind ?? '';
-    const regular = options.profiles.filter((p) => !p.nativeSidecar && agentIn(mutation.pod, p.container.name));
-    const warnings = [
-      ...mutation.warnings,
-      ...(injected && RUN_TO_COMPLETION_KINDS.has(kind)
-        ? regular.map((p) => `profile ${p.name} runs its agent as a regular container: the ${kind}'s pods will not complete while it runs; use a profile with nativeSidecar: true`)
-        : []),
-    ];
+    const warnings = [...mutation.warnings];
     const expected = templatePath.length === 0 ? mutation.pod : withoutTypeMeta(mutation.pod);
     return ok({ decision: mutation.decision, warnings, set, remove, expected: setAt(target.object, templatePath, expected) });
   });
@@ -214,11 +206,6 @@ function comparePaths(a: readonly (string | number)[], b: readonly (string | num
     return String(x) < String(y) ? -1 : 1;
   }
   return a.length - b.length;
-}
-
-function agentIn(pod: JsonObject, name: string): boolean {
-  const containers = (objectMember(pod, 'spec') ?? {})['containers'];
-  return Array.isArray(containers) && containers.some((c) => isJsonObject(c) && c['name'] === name);
 }
 
 /** `object` with `value` at `path` (a copy along the path). */

@@ -8,6 +8,7 @@ import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
 import { agentToken, prepareAgentTokens } from './agent-token.js';
+import { runsAsNativeSidecar } from './native-sidecar.js';
 import { type NamespacePodSecurity, podSecurityProblem, POD_SECURITY_REASON } from './pod-security-refusal.js';
 import { withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
@@ -83,7 +84,7 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const belowLevel = pending.flatMap((profile) => podSecurityProblem(profile, ctx.namespace, enforced) ?? []);
       if (belowLevel.length > 0) return Object.assign(denied(403, belowLevel.join('; '), POD_SECURITY_REASON), { warnings });
 
-      const plans = planInjections(pending, annotations, containerNames(pod, 'containers'), warnings);
+      const plans = planInjections(pending, pod, annotations, warnings);
       if (!Array.isArray(plans)) return plans;
       const clash = volumeClash(spec, pending);
       if (clash !== undefined) return Object.assign(denied(422, clash, VOLUME_NAME_TAKEN_REASON), { warnings });
@@ -110,28 +111,27 @@ function exactPresence(pod: JsonObject, annotations: PodAnnotations, profile: Ag
 interface InjectionPlan {
   readonly profile: AgentProfile;
   readonly container: JsonObject;
+  readonly list: 'initContainers' | 'containers';
 }
 
-function planInjections(
-  profiles: readonly AgentProfile[],
-  annotations: PodAnnotations,
-  podContainers: readonly string[],
-  warnings: string[],
-): InjectionPlan[] | DeniedResult {
+function planInjections(profiles: readonly AgentProfile[], pod: JsonObject, annotations: PodAnnotations, warnings: string[]): InjectionPlan[] | DeniedResult {
   const plans: InjectionPlan[] = [];
+  const podContainers = containerNames(pod, 'containers');
   for (const profile of profiles) {
     const env = parameterEnv(profile, annotations, podContainers);
     if (env.type === 'denied') return Object.assign({}, env, { warnings });
+    const native = runsAsNativeSidecar(profile, pod);
+    if (typeof native !== 'boolean') return Object.assign({}, native, { warnings });
     const unknown = unknownProfileAnnotations(profile, annotations);
     if (unknown.length > 0) warnings.push(`profile ${profile.name}: unknown annotations ignored: ${unknown.join(', ')}`);
-    plans.push({ profile, container: buildAgentContainer(profile, env.env) });
+    plans.push({ profile, container: buildAgentContainer(profile, env.env, native), list: native ? 'initContainers' : 'containers' });
   }
   return plans;
 }
 
 /** Appends only (never inserts) so the patch is a single `add` at the end of each list. */
 function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string, automountTurnedOff: boolean): void {
-  const list = plan.profile.nativeSidecar ? 'initContainers' : 'containers';
+  const list = plan.list;
   const token = agentToken(plan.profile, pod);
   withServiceAccountToken(plan.container, 'mount' in token ? token.mount : undefined);
   const turnedOffForIt = automountTurnedOff && 'podTokenRemoved' in token && token.podTokenRemoved;

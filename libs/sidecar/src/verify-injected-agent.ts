@@ -7,6 +7,7 @@ import { withApiServerDefaults } from './api-server-defaults.js';
 import { hostNamespaceProblem } from './host-namespaces.js';
 import { containerNames, statusAnnotation, statusProfile } from './injection-status.js';
 import { jsonDifference, jsonEqual } from './json-difference.js';
+import { runsAsNativeSidecar } from './native-sidecar.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations } from './pod-annotations.js';
 import { AGENT_TOKEN_VOLUME, withServiceAccountToken } from './service-account-token.js';
@@ -44,7 +45,9 @@ function verify(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentP
   if (cachedStatusProfile(status) !== profile.name) return notOk(`annotation ${key} does not name profile ${profile.name}`);
 
   const name = profile.container.name;
-  const list = profile.nativeSidecar ? 'initContainers' : 'containers';
+  const native = runsAsNativeSidecar(profile, pod);
+  if (typeof native !== 'boolean') return notOk(`the injector would refuse it: ${native.message}`);
+  const list = native ? 'initContainers' : 'containers';
   const found = [...named(spec, 'containers', name), ...named(spec, 'initContainers', name)];
   const agent = found[0];
   if (!agent || found.length !== 1) return notOk(`the pod has ${found.length} containers named ${name}`);
@@ -59,7 +62,7 @@ function verify(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentP
   if (partsProblem !== undefined) return notOk(partsProblem);
 
   const hostNetwork = member(spec, 'hostNetwork') === true;
-  const rendered = rendering(profile, pod, annotations, hostNetwork);
+  const rendered = rendering(profile, pod, annotations, hostNetwork, native);
   if (typeof rendered === 'string') return notOk(rendered);
   const expected = withToken(rendered, token.mount);
   // As stored, the container already carries every default: compare as is, and only on a
@@ -105,14 +108,14 @@ const renderings = new WeakMap<AgentProfile, Map<string, JsonObject | string>>()
 const statusProfiles = new Map<string, string | undefined>();
 
 /** The defaulted agent container for this pod's parameters, or why the injector would render none. */
-function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObject, hostNetwork: boolean): JsonObject | string {
+function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObject, hostNetwork: boolean, native: boolean): JsonObject | string {
   const podContainers = containerNames(pod, 'containers').filter((container) => container !== profile.container.name);
-  const key = renderingKey(profile, annotations, podContainers, hostNetwork);
+  const key = renderingKey(profile, annotations, podContainers, [hostNetwork, native]);
   let cache = renderings.get(profile);
   const cached = key === undefined ? undefined : cache?.get(key);
   if (cached !== undefined) return cached;
   const env = parameterEnv(profile, podAnnotations(pod), podContainers);
-  const rendered = env.type === 'denied' ? `the injector would refuse it: ${env.message}` : withApiServerDefaults(buildAgentContainer(profile, env.env), hostNetwork);
+  const rendered = env.type === 'denied' ? `the injector would refuse it: ${env.message}` : withApiServerDefaults(buildAgentContainer(profile, env.env, native), hostNetwork);
   if (key === undefined) return rendered;
   if (!cache) renderings.set(profile, (cache = new Map()));
   if (cache.size >= MEMO_SIZE) cache.clear();
@@ -121,8 +124,8 @@ function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObje
 }
 
 /** What the rendering depends on besides the profile; undefined (no memo) for odd annotations. */
-function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], hostNetwork: boolean): string | undefined {
-  const values: (string | null | boolean | readonly string[])[] = [hostNetwork];
+function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], podFlags: readonly boolean[]): string | undefined {
+  const values: (string | null | boolean | readonly string[])[] = [...podFlags];
   for (const parameter of profile.parameters) {
     const value = member(annotations, `${profile.annotationPrefix}${parameter.annotation}`);
     if (value !== undefined && typeof value !== 'string') return undefined;
