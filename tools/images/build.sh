@@ -7,6 +7,7 @@
 #   localhost/outrigger/{injector,rbac-syncer,cert-manager}:local   the repository's Dockerfile
 #   localhost/busybox:local                      Debian's static busybox, for test workloads
 #   localhost/pause:local, localhost/outrigger/stand-in-agent:local   static Go programs from tools/kube/build.sh
+#   localhost/outrigger/xxl-agent:local          the reference agent (apps/xxl-agent), a static Go program
 # OUTRIGGER_PROGRAMS_DIR: a directory holding pause and stand-in-agent, instead of building them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -129,3 +130,9 @@ image localhost/pause:local pause tools/images/pause.Dockerfile "$programs" \
   "$(key_of "" tools/images/pause.Dockerfile "$programs/pause")"
 image localhost/outrigger/stand-in-agent:local stand-in-agent tools/images/stand-in-agent.Dockerfile "$programs" \
   "$(key_of "" tools/images/stand-in-agent.Dockerfile "$programs/stand-in-agent")"
+
+# The reference agent, from its own Dockerfile, with the binary built for this machine's arch.
+case $(uname -m) in x86_64) goarch=amd64 ;; aarch64) goarch=arm64 ;; *) echo "no Go arch for $(uname -m)" >&2; exit 1 ;; esac
+agent_bin=$(cd apps/xxl-agent && GOARCH=$goarch go_build_cached "$(cache_root)/programs/xxl-agent-$(content_key go.mod ./*.go)" "" "-s -w" "xxl-agent-linux-$goarch=." | tail -n 1)
+image localhost/outrigger/xxl-agent:local xxl-agent apps/xxl-agent/Dockerfile "$agent_bin" \
+  "$(key_of "$goarch" apps/xxl-agent/Dockerfile "$agent_bin/xxl-agent-linux-$goarch")" --build-arg "TARGETARCH=$goarch"
