@@ -1,0 +1,107 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '../deploy/render.ts';
+import { CHART_DIR, chartFiles, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
+
+let kubectl: string;
+let helm: string;
+const renders = new Map<string, KubeObject[]>();
+
+beforeAll(async () => {
+  kubectl = join(await resolveBinaries(), 'kubectl');
+  helm = join(await resolveToolDir('OUTRIGGER_HELM_BIN', 'tools/helm/helm/build.sh', ['helm']), 'helm');
+  for (const v of variants()) renders.set(v.id, renderVariant(kubectl, v.enabled));
+}, 900_000);
+
+function runHelm(args: string[]) {
+  return spawnSync(helm, args, { encoding: 'utf8', env: { ...process.env, HELM_CACHE_HOME: '/tmp/outrigger-helm/cache', HELM_CONFIG_HOME: '/tmp/outrigger-helm/config', HELM_DATA_HOME: '/tmp/outrigger-helm/data' } });
+}
+
+/** `helm template` of the chart with the given --set flags, as objects by kind/namespace/name. */
+function template(set: string[] = []): Map<string, KubeObject> {
+  const result = runHelm(['template', 'outrigger', CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
+  if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  const objects = parseAllDocuments(result.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
+  return new Map(objects.map((o) => [key(o), o]));
+}
+
+const byKey = (objects: readonly KubeObject[]) => new Map(objects.map((o) => [key(o), o]));
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort();
+}
+
+describe('the Helm chart deploy/helm/outrigger', () => {
+  it('is what tools/helm/generate-chart.ts makes of the overlays now (npm run generate:helm)', () => {
+    const expected = chartFiles(renders);
+    expect(filesUnder(CHART_DIR)).toEqual([...expected.keys()].sort());
+    for (const [path, content] of expected) expect(readFileSync(join(CHART_DIR, path), 'utf8'), path).toBe(content);
+  });
+
+  it('passes helm lint (strict)', () => {
+    const result = runHelm(['lint', '--strict', CHART_DIR]);
+    expect(result.stdout + result.stderr, result.stdout + result.stderr).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    expect(result.status).toBe(0);
+  });
+
+  it('renders by default exactly the prod overlay, object for object, its CRD included', () => {
+    const prod = renders.get('000') as KubeObject[];
+    expect(prod.some((o) => o.kind === 'CustomResourceDefinition')).toBe(true);
+    expect(template()).toEqual(byKey(prod));
+  });
+
+  it.each(variants().filter((v) => v.id !== '000'))('with the components of variant $id on, renders the prod overlay with those components', (variant) => {
+    const set = TOGGLES.map((t) => `${t.value}.enabled=${variant.enabled.has(t.value)}`);
+    expect(template(set)).toEqual(byKey(renders.get(variant.id) as KubeObject[]));
+  });
+
+  it('takes images by digest, replicas and the failure policy from its values', () => {
+    const digest = `sha256:${'a'.repeat(64)}`;
+    const objects = template([`images.injector.repository=registry.example/outrigger/injector`, `images.injector.digest=${digest}`, 'replicas.injector=5', 'webhook.failurePolicy=Ignore']);
+    const injector = objects.get('Deployment/outrigger-system/outrigger-injector') as unknown as { spec: { replicas: number; template: { spec: { containers: { name: string; image: string }[] } } } };
+    expect(injector.spec.replicas).toBe(5);
+    expect(injector.spec.template.spec.containers.find((c) => c.name === 'injector')?.image).toBe(`registry.example/outrigger/injector@${digest}`);
+    const webhook = objects.get('MutatingWebhookConfiguration//outrigger-injector') as unknown as { webhooks: { failurePolicy: string }[] };
+    expect(webhook.webhooks.map((w) => w.failurePolicy)).toEqual(['Ignore']);
+  });
+
+  it('leaves out the reference profile and the namespace when told to', () => {
+    const objects = [...template(['referenceProfile.enabled=false', 'createNamespace=false']).values()];
+    expect(objects.filter((o) => o.kind === 'AgentProfile' || o.kind === 'Namespace')).toEqual([]);
+    expect(objects.length).toBe((renders.get('000') as KubeObject[]).length - 2);
+  });
+
+  it.each([
+    ['an unknown setting', 'replicas.injecter=2', 'injecter'],
+    ['a failure policy that does not exist', 'webhook.failurePolicy=Sometimes', 'failurePolicy'],
+    ['a digest that is not one', 'images.injector.digest=latest', 'digest'],
+    ['zero replicas', 'replicas.rbacSyncer=0', 'rbacSyncer'],
+  ])('refuses %s, naming it', (_what, set, named) => {
+    const result = runHelm(['template', 'outrigger', CHART_DIR, '--set', set]);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain(named);
+  });
+
+  it("pins the images to a release's digests (the release workflow's step), and refuses a digests file missing one", () => {
+    const values = readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8');
+    const digest = (c: string) => `sha256:${c.repeat(64)}`;
+    const env = `injector=ghcr.io/acme/injector@${digest('1')}\nrbac-syncer=ghcr.io/acme/rbac-syncer@${digest('2')}\ncert-manager=ghcr.io/acme/cert-manager@${digest('3')}\n`;
+    const pinned = pinDigests(values, env);
+    expect(pinned).toContain('# createNamespace');
+    const file = join(mkdtempSync(join(tmpdir(), 'outrigger-values-')), 'values.yaml');
+    writeFileSync(file, pinned);
+    const result = runHelm(['template', 'outrigger', CHART_DIR, '-f', file]);
+    expect(result.status, result.stderr).toBe(0);
+    for (const [app, c] of [['injector', '1'], ['rbac-syncer', '2'], ['cert-manager', '3']] as const) expect(result.stdout).toContain(`image: ghcr.io/acme/${app}@${digest(c)}`);
+    expect(() => pinDigests(values, env.split('\n').slice(1).join('\n'))).toThrow('digests: no digest for injector');
+    expect(() => pinDigests(values, 'injector=ghcr.io/acme/injector:1.0\n')).toThrow('"injector=ghcr.io/acme/injector:1.0" is not');
+  });
+});

@@ -1,0 +1,232 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { parseAllDocuments, parseDocument, stringify } from 'yaml';
+import { DEPLOY_DIR, type KubeObject } from '../deploy/render.ts';
+
+/**
+ * The Helm chart deploy/helm/outrigger, generated from the Kustomize overlays (one source): the
+ * prod overlay with every combination of the optional components, rendered by kustomize, each object
+ * templated by the combinations it appears in, and the values below put in place of their fields.
+ */
+export const CHART_DIR = join(DEPLOY_DIR, 'helm', 'outrigger');
+export const CHART_VERSION = '0.1.0';
+
+/** The optional components, each switched by `<value>.enabled`, in the order of the variant key. */
+export const TOGGLES = [
+  { value: 'mutualTLS', component: 'components/webhook-mutual-tls' },
+  { value: 'jetstack', component: 'components/jetstack-cert-manager' },
+  { value: 'observability', component: 'components/observability' },
+] as const;
+export type Toggle = (typeof TOGGLES)[number]['value'];
+
+/** The services whose image and replicas are values, by their image's last path segment. */
+const SERVICES = { injector: 'injector', 'rbac-syncer': 'rbacSyncer', 'cert-manager': 'certManager' } as const;
+type ServiceKey = (typeof SERVICES)[keyof typeof SERVICES];
+
+export const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** `kubectl kustomize` of the prod overlay with the given components added. */
+export function renderVariant(kubectl: string, enabled: ReadonlySet<Toggle>): KubeObject[] {
+  const dir = mkdtempSync(join(tmpdir(), 'outrigger-helm-'));
+  try {
+    // Kustomize takes only relative paths to other kustomizations.
+    const deploy = relative(dir, DEPLOY_DIR);
+    const components = TOGGLES.filter((t) => enabled.has(t.value)).map((t) => `${deploy}/${t.component}`);
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [`${deploy}/overlays/prod`], components }));
+    const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return parseAllDocuments(out).map((doc) => {
+      if (doc.errors.length > 0) throw doc.errors[0];
+      return doc.toJS() as KubeObject;
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every combination of the toggles, as its variant key ("010": jetstack alone) and its set. */
+export function variants(): { readonly id: string; readonly enabled: ReadonlySet<Toggle> }[] {
+  return Array.from({ length: 2 ** TOGGLES.length }, (_, n) => {
+    const bits = TOGGLES.map((_, i) => (n >> (TOGGLES.length - 1 - i)) & 1);
+    return { id: bits.join(''), enabled: new Set(TOGGLES.filter((_, i) => bits[i] === 1).map((t) => t.value)) };
+  });
+}
+
+interface Image {
+  readonly repository: string;
+  readonly tag: string;
+  readonly digest: string;
+}
+export interface ChartValues {
+  readonly createNamespace: boolean;
+  readonly referenceProfile: { readonly enabled: boolean };
+  readonly mutualTLS: { readonly enabled: boolean };
+  readonly jetstack: { readonly enabled: boolean };
+  readonly observability: { readonly enabled: boolean };
+  readonly webhook: { readonly failurePolicy: string };
+  readonly images: Record<ServiceKey, Image>;
+  readonly replicas: Record<ServiceKey, number>;
+}
+
+const PLACEHOLDER = (n: number) => `OUTRIGGER_HELM_VALUE_${n}`;
+
+interface Container {
+  image?: string;
+}
+
+/** Puts placeholders in the fields that are values; returns the object's YAML with them filled in. */
+function templated(object: KubeObject, values: { images: Partial<Record<ServiceKey, Image>>; replicas: Partial<Record<ServiceKey, number>>; failurePolicy?: string }): string {
+  const copy = structuredClone(object) as KubeObject & Record<string, unknown>;
+  const fills: string[] = [];
+  const hole = (template: string) => PLACEHOLDER(fills.push(template) - 1);
+  if (copy.kind === 'Deployment') {
+    const spec = copy.spec as { replicas?: number; template: { spec: { containers: Container[] } } };
+    for (const container of spec.template.spec.containers) {
+      const match = /^(.+\/(injector|rbac-syncer|cert-manager)):([^@]+)$/.exec(container.image ?? '');
+      if (!match) continue;
+      const service = SERVICES[match[2] as keyof typeof SERVICES];
+      values.images[service] = { repository: match[1] as string, tag: match[3] as string, digest: '' };
+      container.image = hole(`{{ include "outrigger.image" .Values.images.${service} }}`);
+      if (spec.replicas !== undefined) {
+        values.replicas[service] = spec.replicas;
+        spec.replicas = hole(`{{ .Values.replicas.${service} }}`) as unknown as number;
+      }
+    }
+  }
+  if (copy.kind === 'MutatingWebhookConfiguration') {
+    for (const webhook of copy.webhooks as { failurePolicy?: string }[]) {
+      values.failurePolicy = webhook.failurePolicy;
+      webhook.failurePolicy = hole('{{ .Values.webhook.failurePolicy }}');
+    }
+  }
+  // What the objects say in Go template syntax (alert annotations, the dashboard) stays as it is.
+  const text = stringify(copy, { lineWidth: 0 }).replace(/\{\{|\}\}/g, (m) => `{{ "${m}" }}`);
+  return text.replace(/OUTRIGGER_HELM_VALUE_(\d+)/g, (_, n: string) => fills[Number(n)] as string);
+}
+
+/** The chart's files (path relative to the chart → content) from the rendered variants. */
+export function chartFiles(renders: ReadonlyMap<string, readonly KubeObject[]>): Map<string, string> {
+  const collected: Parameters<typeof templated>[1] = { images: {}, replicas: {} };
+  const files = new Map<string, string>();
+  const byObject = new Map<string, { object: KubeObject; texts: Map<string, string[]> }>();
+  for (const [variant, objects] of renders) {
+    for (const object of objects) {
+      if (object.kind === 'CustomResourceDefinition') {
+        files.set(`crds/${object.metadata.name}.yaml`, stringify(object, { lineWidth: 0 }));
+        continue;
+      }
+      const entry = byObject.get(key(object)) ?? { object, texts: new Map<string, string[]>() };
+      byObject.set(key(object), entry);
+      const text = templated(object, collected);
+      entry.texts.set(text, [...(entry.texts.get(text) ?? []), variant]);
+    }
+  }
+  const all = renders.size;
+  for (const [, { object, texts }] of [...byObject].sort(([a], [b]) => a.localeCompare(b))) {
+    const branches = [...texts].map(([text, ids]) => ({ text, condition: ids.length === all ? undefined : `has (include "outrigger.variant" .) (list ${ids.map((id) => `"${id}"`).join(' ')})` }));
+    let body = branches.length === 1 && !branches[0]?.condition
+      ? (branches[0]?.text as string)
+      : `${branches.map((b, i) => `{{- ${i === 0 ? 'if' : 'else if'} ${b.condition} }}\n${b.text}`).join('')}{{- end }}\n`;
+    if (object.kind === 'AgentProfile') body = `{{- if .Values.referenceProfile.enabled }}\n${body}{{- end }}\n`;
+    if (object.kind === 'Namespace') body = `{{- if .Values.createNamespace }}\n${body}{{- end }}\n`;
+    const name = [object.kind, object.metadata.namespace, object.metadata.name].filter(Boolean).join('-').toLowerCase();
+    files.set(`templates/${name}.yaml`, `${GENERATED}${body}`);
+  }
+  const values = chartValues(collected);
+  files.set('values.yaml', `${GENERATED}${VALUES_COMMENT}${stringify(values)}`);
+  files.set('values.schema.json', `${JSON.stringify(valuesSchema(values), null, 2)}\n`);
+  files.set('Chart.yaml', `${GENERATED}${stringify(CHART_YAML)}`);
+  files.set('templates/_helpers.tpl', HELPERS);
+  return files;
+}
+
+/** values.yaml with the images pinned to the digests of digests.env (`<app>=<repository>@sha256:…` per line). */
+export function pinDigests(valuesYaml: string, digestsEnv: string): string {
+  const values = parseDocument(valuesYaml);
+  const pinned = new Set<string>();
+  for (const line of digestsEnv.split('\n').filter((l) => l.trim() !== '')) {
+    const match = /^([\w-]+)=([^@\s]+)@(sha256:[0-9a-f]{64})$/.exec(line.trim());
+    const service = match ? SERVICES[match[1] as keyof typeof SERVICES] as ServiceKey | undefined : undefined;
+    if (!match || !service) throw new Error(`digests: ${JSON.stringify(line)} is not <injector|rbac-syncer|cert-manager>=<repository>@sha256:<64 hex>`);
+    values.setIn(['images', service, 'repository'], match[2]);
+    values.setIn(['images', service, 'digest'], match[3]);
+    pinned.add(service);
+  }
+  const missing = Object.values(SERVICES).filter((s) => !pinned.has(s));
+  if (missing.length > 0) throw new Error(`digests: no digest for ${missing.join(', ')}`);
+  return values.toString();
+}
+
+function chartValues(collected: Parameters<typeof templated>[1]): ChartValues {
+  const services = Object.values(SERVICES);
+  for (const service of services) {
+    if (!collected.images[service] || collected.replicas[service] === undefined) throw new Error(`the prod overlay has no Deployment running the ${service} image with replicas`);
+  }
+  return {
+    createNamespace: true,
+    referenceProfile: { enabled: true },
+    mutualTLS: { enabled: false },
+    jetstack: { enabled: false },
+    observability: { enabled: false },
+    webhook: { failurePolicy: collected.failurePolicy ?? 'Fail' },
+    images: Object.fromEntries(services.map((s) => [s, collected.images[s]])) as Record<ServiceKey, Image>,
+    replicas: Object.fromEntries(services.map((s) => [s, collected.replicas[s]])) as Record<ServiceKey, number>,
+  };
+}
+
+/** A JSON schema that refuses unknown settings and malformed ones (Helm checks values against it). */
+function valuesSchema(values: ChartValues): object {
+  const closed = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, required: Object.keys(properties), properties });
+  const enabled = closed({ enabled: { type: 'boolean' } });
+  const image = closed({
+    repository: { type: 'string', minLength: 1 },
+    tag: { type: 'string', minLength: 1 },
+    digest: { type: 'string', pattern: '^(sha256:[0-9a-f]{64})?$' },
+  });
+  const services = Object.keys(values.images);
+  return {
+    $schema: 'https://json-schema.org/draft-07/schema#',
+    ...closed({
+      createNamespace: { type: 'boolean' },
+      referenceProfile: enabled,
+      mutualTLS: enabled,
+      jetstack: enabled,
+      observability: enabled,
+      webhook: closed({ failurePolicy: { enum: ['Fail', 'Ignore'] } }),
+      images: closed(Object.fromEntries(services.map((s) => [s, image]))),
+      replicas: closed(Object.fromEntries(services.map((s) => [s, { type: 'integer', minimum: 1 }]))),
+    }),
+  };
+}
+
+const GENERATED = '# Generated by tools/helm/generate-chart.ts from deploy/overlays/prod and deploy/components (npm run generate:helm); do not edit.\n';
+
+const VALUES_COMMENT = `# createNamespace: the chart creates outrigger-system (install the release in another namespace, e.g. default).
+# referenceProfile: the xxl-job AgentProfile (deploy/base/profiles).
+# mutualTLS: components/webhook-mutual-tls (Secret outrigger-injector-client-ca first; see deploy/README.md).
+# jetstack: components/jetstack-cert-manager (Jetstack cert-manager with cainjector installed first).
+# observability: components/observability (the Prometheus Operator's CRDs installed first).
+# images: a digest, when set, pins the image (repository@digest) and the tag is not used.
+`;
+
+const CHART_YAML = {
+  apiVersion: 'v2',
+  name: 'outrigger',
+  description: 'Agent sidecars for Kubernetes: an injecting admission webhook, an RBAC syncer and a webhook certificate manager.',
+  type: 'application',
+  version: CHART_VERSION,
+  appVersion: CHART_VERSION,
+  kubeVersion: '>=1.30.0-0',
+};
+
+const HELPERS = `{{/* Generated by tools/helm/generate-chart.ts; do not edit. */}}
+{{/* Which optional components are on, one digit each: mutualTLS, jetstack, observability. */}}
+{{- define "outrigger.variant" -}}
+{{ ternary "1" "0" .Values.mutualTLS.enabled }}{{ ternary "1" "0" .Values.jetstack.enabled }}{{ ternary "1" "0" .Values.observability.enabled }}
+{{- end }}
+{{/* repository@digest when a digest is set, else repository:tag. */}}
+{{- define "outrigger.image" -}}
+{{ .repository }}{{ if .digest }}@{{ .digest }}{{ else }}:{{ .tag }}{{ end }}
+{{- end }}
+`;
