@@ -56,4 +56,5 @@ export { profileHash } from './profile-hash.js';
 export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
 
 export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+export { OVERRIDABLE_RESOURCES, type OverridableResource, quantityValue, type ResourceOverrides } from './resource-overrides.js';
 export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from './synced-rbac-labels.js';

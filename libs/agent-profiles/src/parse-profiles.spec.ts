@@ -101,7 +101,7 @@ describe('parseProfiles', () => {
       ['bad name', set('name', 'XXL_job'), 'AgentProfile XXL_job: metadata.name: must be a DNS label (lowercase letters, digits and "-", at most 63)'],
       ['missing image', remove('container.image'), 'AgentProfile xxl-job: spec.container.image: is required'],
       ['typo field', set('parameters.0.requried', true), 'AgentProfile xxl-job: spec.parameters[0]: unknown field "requried"'],
-      ['reserved suffix', set('parameters.2.annotation', 'status'), 'AgentProfile xxl-job: spec.parameters[2].annotation: "enable", "status", "keep-pod-token", "native-sidecar" are reserved for every profile'],
+      ['reserved suffix', set('parameters.2.annotation', 'status'), 'AgentProfile xxl-job: spec.parameters[2].annotation: "enable", "status", "keep-pod-token", "native-sidecar", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory" are reserved for every profile'],
       ['pod may keep its token without agentOnly', set('serviceAccountToken', { podMayKeepToken: true }), "AgentProfile xxl-job: spec.serviceAccountToken.podMayKeepToken: only means something with agentOnly: true (without it every container keeps the pod's token)"],
       ['agent below restricted', set('container.securityContext.allowPrivilegeEscalation', true), 'AgentProfile xxl-job: spec.container.securityContext.allowPrivilegeEscalation: must be false (Pod Security restricted; only spec.dangerouslyAllowPodSecurity: baseline accepts less)'],
       ['bad suffix', set('parameters.2.annotation', 'job/name'), 'AgentProfile xxl-job: spec.parameters[2].annotation: must be an annotation name (letters, digits, "-", "_", ".", at most 63) without the prefix'],

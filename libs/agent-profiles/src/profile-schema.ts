@@ -4,6 +4,7 @@ import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, N
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+import { OVERRIDABLE_RESOURCES, overridesSchema } from './resource-overrides.js';
 import { POD_SECURITY_OPT_OUT_FIELD, podSecurityCelRules, refuseBelowPodSecurityFloor } from './pod-security.js';
 import { policyRuleSchema } from './rbac-rule-schema.js';
 
@@ -22,7 +23,7 @@ export const STATUS_SUFFIX = 'status';
 export const KEEP_POD_TOKEN_SUFFIX = 'keep-pod-token';
 /** `<prefix>native-sidecar: "true"|"false"`: the pod chooses how its agent runs, where the profile allows it. */
 export const NATIVE_SIDECAR_SUFFIX = 'native-sidecar';
-const RESERVED_SUFFIXES = [ENABLE_SUFFIX, STATUS_SUFFIX, KEEP_POD_TOKEN_SUFFIX, NATIVE_SIDECAR_SUFFIX];
+const RESERVED_SUFFIXES = [ENABLE_SUFFIX, STATUS_SUFFIX, KEEP_POD_TOKEN_SUFFIX, NATIVE_SIDECAR_SUFFIX, ...OVERRIDABLE_RESOURCES];
 const HOLD_NEEDS_STARTUP_PROBE = 'needs container.startupProbe: the application starts once that probe succeeds';
 const HOLD_AND_CHOICE = 'cannot be combined with podMayChooseNativeSidecar (an agent the application waits for is always a native sidecar)';
 const POD_MAY_KEEP_TOKEN_ALONE = 'only means something with agentOnly: true (without it every container keeps the pod\'s token)';
@@ -274,6 +275,8 @@ export const agentProfileSchema = z
       .meta({ description: 'Accept an agent securityContext below the restricted Pod Security level (default: restricted is required). Pods in namespaces that enforce a stricter level are refused.' })
       .optional(),
     rbac: rbacSchema.optional(),
+    // Only when set, so that other profiles parse (and hash) as before.
+    overrides: overridesSchema.optional(),
     // Pod-level parts of the agent, added to each pod: only present when set.
     volumes: volumesSchema.optional(),
     imagePullSecrets: imagePullSecretsSchema.optional(),

@@ -1,16 +1,19 @@
 import { cloneJson, type JsonObject, type JsonValue } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
+import { type ResourceValues, withValues } from './resource-overrides.js';
 
 /**
  * The agent container: the profile's container, with env in a fixed order (parameters, then
  * downward-API fields, then the profile's own env, values or valueFrom). POD_NAME and friends use fieldRef because a
  * controller-made pod has no name yet at admission time. A native sidecar (`native`, see
- * runsAsNativeSidecar) is an init container with `restartPolicy: Always`.
+ * runsAsNativeSidecar) is an init container with `restartPolicy: Always`. `resources`: the
+ * overrides of the namespace and the pod (resourceOverrides), set into the profile's resources.
  */
 export function buildAgentContainer(
   profile: AgentProfile,
   parameterEnv: readonly { readonly name: string; readonly value: string }[],
   native: boolean,
+  resources: ResourceValues = new Map(),
 ): JsonObject {
   const { env: staticEnv = [], ...container } = profile.container;
   const env: JsonValue[] = [
@@ -26,5 +29,6 @@ export function buildAgentContainer(
   const agent = cloneJson(container as JsonObject);
   if (env.length > 0) agent['env'] = env;
   if (native) agent['restartPolicy'] = 'Always';
+  if (resources.size > 0) agent['resources'] = withValues(profile.container.resources ?? {}, resources);
   return agent;
 }

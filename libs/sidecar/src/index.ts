@@ -8,6 +8,9 @@ export {
 } from './sidecar-extension.js';
 export { enableAnnotation, INVALID_ANNOTATION_REASON, optInAnnotationKeys } from './requested-profiles.js';
 export { INVALID_PARAMETER_REASON, MAX_PARAMETER_LENGTH, MISSING_PARAMETER_REASON } from './parameter-values.js';
+export { type NamespaceAnnotations, RESOURCE_OVERRIDE_REASON } from './resource-overrides.js';
+export { NATIVE_SIDECAR_CHOICE_NOT_ALLOWED_REASON, nativeSidecarAnnotation } from './native-sidecar.js';
+export { VOLUME_NAME_TAKEN_REASON } from './agent-pod-parts.js';
 export { agentPresence, imageRepository, statusAnnotation, statusValue, type AgentPresence } from './injection-status.js';
 export { sidecarOwnedPaths } from './sidecar-owned-paths.js';
 export { HOST_NAMESPACE_REASON, HOST_NAMESPACES_OPT_IN } from './host-namespaces.js';

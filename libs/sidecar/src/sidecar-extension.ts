@@ -6,6 +6,7 @@ import { hostNamespaceProblem, HOST_NAMESPACE_REASON } from './host-namespaces.j
 import { agentPresence, type AgentPresence, containerNames, statusAnnotation, statusValue } from './injection-status.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations, type PodAnnotations } from './pod-annotations.js';
+import { type NamespaceAnnotations, resourceOverrides } from './resource-overrides.js';
 import { enableAnnotation, requestedProfiles } from './requested-profiles.js';
 import { agentToken, prepareAgentTokens } from './agent-token.js';
 import { runsAsNativeSidecar } from './native-sidecar.js';
@@ -36,6 +37,8 @@ export interface SidecarExtensionOptions {
   readonly protectedNamespaces?: readonly string[];
   /** The Pod Security level each namespace enforces; without it no pod is refused for it. */
   readonly namespacePodSecurity?: NamespacePodSecurity;
+  /** The annotations of each namespace (the agents' resource defaults); without it only pods set them. */
+  readonly namespaceAnnotations?: NamespaceAnnotations;
 }
 
 /**
@@ -44,7 +47,7 @@ export interface SidecarExtensionOptions {
  * or not (the status annotation or an agent-named container that is not exactly the injector's:
  * 422), already injected (so reinvocation is a no-op), the node's namespaces (hostNetwork, hostPID,
  * hostIPC unless the profile allows them: 403), the namespace's enforced Pod Security level (403),
- * every parameter (422 denial), the agent's volume names against the pod's (422), then the pod's
+ * every parameter (422 denial), the resource overrides (403 not allowed, 422 out of bounds), the agent's volume names against the pod's (422), then the pod's
  * token (keep-pod-token not allowed: 403; a token that would not stay the agent's alone: 403).
  * Only after all checks pass is the pod changed.
  */
@@ -84,7 +87,7 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const belowLevel = pending.flatMap((profile) => podSecurityProblem(profile, ctx.namespace, enforced) ?? []);
       if (belowLevel.length > 0) return Object.assign(denied(403, belowLevel.join('; '), POD_SECURITY_REASON), { warnings });
 
-      const plans = planInjections(pending, pod, annotations, warnings);
+      const plans = planInjections(pending, pod, annotations, { name: ctx.namespace, annotations: options.namespaceAnnotations?.(ctx.namespace) }, warnings);
       if (!Array.isArray(plans)) return plans;
       const clash = volumeClash(spec, pending);
       if (clash !== undefined) return Object.assign(denied(422, clash, VOLUME_NAME_TAKEN_REASON), { warnings });
@@ -114,7 +117,13 @@ interface InjectionPlan {
   readonly list: 'initContainers' | 'containers';
 }
 
-function planInjections(profiles: readonly AgentProfile[], pod: JsonObject, annotations: PodAnnotations, warnings: string[]): InjectionPlan[] | DeniedResult {
+function planInjections(
+  profiles: readonly AgentProfile[],
+  pod: JsonObject,
+  annotations: PodAnnotations,
+  namespace: { readonly name: string; readonly annotations: Readonly<Record<string, string>> | undefined },
+  warnings: string[],
+): InjectionPlan[] | DeniedResult {
   const plans: InjectionPlan[] = [];
   const podContainers = containerNames(pod, 'containers');
   for (const profile of profiles) {
@@ -122,9 +131,11 @@ function planInjections(profiles: readonly AgentProfile[], pod: JsonObject, anno
     if (env.type === 'denied') return Object.assign({}, env, { warnings });
     const native = runsAsNativeSidecar(profile, pod);
     if (typeof native !== 'boolean') return Object.assign({}, native, { warnings });
+    const resources = resourceOverrides(profile, annotations, namespace.annotations, namespace.name);
+    if ('type' in resources) return Object.assign({}, resources, { warnings });
     const unknown = unknownProfileAnnotations(profile, annotations);
     if (unknown.length > 0) warnings.push(`profile ${profile.name}: unknown annotations ignored: ${unknown.join(', ')}`);
-    plans.push({ profile, container: buildAgentContainer(profile, env.env, native), list: native ? 'initContainers' : 'containers' });
+    plans.push({ profile, container: buildAgentContainer(profile, env.env, native, resources), list: native ? 'initContainers' : 'containers' });
   }
   return plans;
 }

@@ -8,6 +8,7 @@ import { hostNamespaceProblem } from './host-namespaces.js';
 import { containerNames, statusAnnotation, statusProfile } from './injection-status.js';
 import { jsonDifference, jsonEqual } from './json-difference.js';
 import { runsAsNativeSidecar } from './native-sidecar.js';
+import { type ResourceValues, storedOverrides } from './resource-overrides.js';
 import { parameterEnv } from './parameter-values.js';
 import { podAnnotations } from './pod-annotations.js';
 import { AGENT_TOKEN_VOLUME, withServiceAccountToken } from './service-account-token.js';
@@ -21,7 +22,7 @@ const OK: AgentVerdict = { ok: true };
  * Whether the pod carries this profile's agent exactly as the injector renders it for this pod
  * (parameters from its annotations, fieldEnv, static env, list and restartPolicy, token mount and
  * token volume, the pod's own token taken away where the profile says so, the profile's volumes
- * and image pull secrets in the pod), as the API server
+ * and image pull secrets in the pod, resources within the profile's override bounds), as the API server
  * stores it: only the defaults it applies are tolerated (withApiServerDefaults), any other
  * difference is a `problem` naming the field. The rbac-syncer binds only such pods. `inForce`:
  * the other profiles in force, whose verified agents may share the agent's token volume in a pod
@@ -62,7 +63,8 @@ function verify(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentP
   if (partsProblem !== undefined) return notOk(partsProblem);
 
   const hostNetwork = member(spec, 'hostNetwork') === true;
-  const rendered = rendering(profile, pod, annotations, hostNetwork, native);
+  // Resources a namespace or the pod may set are taken as stored when within the profile's bounds.
+  const rendered = rendering(profile, pod, annotations, hostNetwork, native, storedOverrides(profile, agent.value));
   if (typeof rendered === 'string') return notOk(rendered);
   const expected = withToken(rendered, token.mount);
   // As stored, the container already carries every default: compare as is, and only on a
@@ -108,14 +110,14 @@ const renderings = new WeakMap<AgentProfile, Map<string, JsonObject | string>>()
 const statusProfiles = new Map<string, string | undefined>();
 
 /** The defaulted agent container for this pod's parameters, or why the injector would render none. */
-function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObject, hostNetwork: boolean, native: boolean): JsonObject | string {
+function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObject, hostNetwork: boolean, native: boolean, resources: ResourceValues): JsonObject | string {
   const podContainers = containerNames(pod, 'containers').filter((container) => container !== profile.container.name);
-  const key = renderingKey(profile, annotations, podContainers, [hostNetwork, native]);
+  const key = renderingKey(profile, annotations, podContainers, [hostNetwork, native], resources);
   let cache = renderings.get(profile);
   const cached = key === undefined ? undefined : cache?.get(key);
   if (cached !== undefined) return cached;
   const env = parameterEnv(profile, podAnnotations(pod), podContainers);
-  const rendered = env.type === 'denied' ? `the injector would refuse it: ${env.message}` : withApiServerDefaults(buildAgentContainer(profile, env.env, native), hostNetwork);
+  const rendered = env.type === 'denied' ? `the injector would refuse it: ${env.message}` : withApiServerDefaults(buildAgentContainer(profile, env.env, native, resources), hostNetwork);
   if (key === undefined) return rendered;
   if (!cache) renderings.set(profile, (cache = new Map()));
   if (cache.size >= MEMO_SIZE) cache.clear();
@@ -124,8 +126,8 @@ function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObje
 }
 
 /** What the rendering depends on besides the profile; undefined (no memo) for odd annotations. */
-function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], podFlags: readonly boolean[]): string | undefined {
-  const values: (string | null | boolean | readonly string[])[] = [...podFlags];
+function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], podFlags: readonly boolean[], resources: ResourceValues): string | undefined {
+  const values: (string | null | boolean | readonly string[])[] = [...podFlags, ...[...resources].flat()];
   for (const parameter of profile.parameters) {
     const value = member(annotations, `${profile.annotationPrefix}${parameter.annotation}`);
     if (value !== undefined && typeof value !== 'string') return undefined;
