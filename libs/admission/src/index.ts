@@ -63,6 +63,7 @@ export {
   encodeCaBundle,
   excludeNamespaceExpression,
   NAMESPACE_NAME_LABEL,
+  markedPodExpression,
   optInExpression,
   type MutatingWebhook,
   type MutatingWebhookConfiguration,

@@ -4,6 +4,7 @@ import {
   buildMutatingWebhookConfiguration,
   encodeCaBundle,
   excludeNamespaceExpression,
+  markedPodExpression,
   optInExpression,
   type MutatingWebhookConfigurationOptions,
 } from './webhook-configuration.js';
@@ -130,6 +131,13 @@ describe('CEL expressions', () => {
   it('cannot be broken by quoting', () => {
     expect(() => excludeNamespaceExpression("x' || true || '")).toThrow(RangeError);
     expect(() => optInExpression(["a' in x || 'b"])).toThrow(RangeError);
+  });
+
+  it('marks a pod by any profile\'s opt-in or status annotation, and by the agent container names given', () => {
+    expect(markedPodExpression([])).toBe("(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == 'outrigger.dev/inject' || k.endsWith('/enable') || k.endsWith('/status')))");
+    expect(markedPodExpression(['xxl-agent'])).toContain("object.spec.containers.exists(c, c.name in ['xxl-agent']) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name in ['xxl-agent']))");
+    expect(() => markedPodExpression(["a'] || true || ['"])).toThrow(RangeError);
+    expect(webhookOf({ ...SERVICE, skipUnmarkedPods: { agentContainerNames: ['xxl-agent'] } }).matchConditions.map((c) => c.name)).toEqual(['exclude-injector-namespace', 'marked-pods']);
   });
 
   it('tests each opt-in annotation only after checking annotations exist', () => {

@@ -1,4 +1,5 @@
 import {
+  INJECT_ANNOTATION,
   INJECT_CA_FROM_ANNOTATION,
   INJECTION_LABEL_KEY,
   INJECTION_LABEL_VALUE,
@@ -36,6 +37,14 @@ export interface MutatingWebhookConfigurationOptions {
    * refuse a forged agent before an opt-in added later could get it bound.
    */
   readonly optInAnnotations?: readonly string[];
+  /**
+   * When given, only pods the injector must see are sent to it (see markedPodExpression): an
+   * opt-in or status annotation of any profile, or a container named like an agent of these
+   * names. Other pods in a labelled namespace cost no webhook call. The API server never calls a
+   * webhook on reinvocation that it skipped in the first round, so an opt-in that a later webhook
+   * adds is not seen.
+   */
+  readonly skipUnmarkedPods?: { readonly agentContainerNames: readonly string[] };
 }
 
 export const DEFAULT_WEBHOOK_NAME = 'inject.outrigger.dev';
@@ -134,6 +143,7 @@ export function buildMutatingWebhookConfiguration(options: MutatingWebhookConfig
           ...(options.optInAnnotations && options.optInAnnotations.length > 0
             ? [{ name: 'opted-in', expression: optInExpression(options.optInAnnotations) }]
             : []),
+          ...(options.skipUnmarkedPods ? [{ name: 'marked-pods', expression: markedPodExpression(options.skipUnmarkedPods.agentContainerNames) }] : []),
         ],
       },
     ],
@@ -153,6 +163,21 @@ export function optInExpression(annotationKeys: readonly string[]): string {
   }
   const tests = annotationKeys.map((key) => `'${key}' in object.metadata.annotations`).join(' || ');
   return `has(object.metadata.annotations) && (${tests})`;
+}
+
+/**
+ * CEL: a pod the injector must see, for any profile, known or added later: one that opts in
+ * (`outrigger.dev/inject`, any `<prefix>enable`), or carries a status annotation (`<prefix>status`:
+ * a forgery to refuse); and one with a container named like an agent in `agentContainerNames`
+ * (a forgery without annotations; container names are the profiles', so only those given).
+ */
+export function markedPodExpression(agentContainerNames: readonly string[]): string {
+  for (const name of agentContainerNames) if (!isDnsLabel(name)) throw new RangeError(`${JSON.stringify(name)} is not a container name`);
+  // The profiles' ENABLE_SUFFIX and STATUS_SUFFIX (libs/agent-profiles, which depends on this library).
+  const annotated = `(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${INJECT_ANNOTATION}' || k.endsWith('/enable') || k.endsWith('/status')))`;
+  if (agentContainerNames.length === 0) return annotated;
+  const names = `[${agentContainerNames.map((name) => `'${name}'`).join(', ')}]`;
+  return `${annotated} || object.spec.containers.exists(c, c.name in ${names}) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name in ${names}))`;
 }
 
 /** caBundle is base64 of the PEM text, not the PEM itself. */
