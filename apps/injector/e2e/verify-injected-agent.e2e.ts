@@ -164,6 +164,18 @@ describe('verifyInjectedAgent against a real kube-apiserver', () => {
     expect(moreAgent.env.at(-1).valueFrom.resourceFieldRef).toEqual({ resource: 'requests.cpu', divisor: '0' });
   });
 
+  it('stores a pod\'s resource overrides within bounds as the API server defaults them, verifies them, and refuses one beyond, naming the annotation and the bound', async () => {
+    const namespace = await createTestNamespace(kc, 'verify-overrides', enabled);
+    const stored = createPod(namespace, pod('overridden', { 'config-agent.example.com/enable': 'true', 'config-agent.example.com/limits.cpu': '0.5', 'config-agent.example.com/limits.memory': '0.25Gi' }));
+    const agent = stored.spec.containers.find((c: Pod) => c.name === 'config-agent');
+    // Canonical, and the requests the API server derives from the limits.
+    expect(agent.resources).toEqual({ limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '500m', memory: '256Mi' } });
+    expect(verifyInjectedAgent(stored, profile('config-agent'), [...profiles.values()])).toEqual({ ok: true });
+    expect(createError(namespace, pod('beyond', { 'config-agent.example.com/enable': 'true', 'config-agent.example.com/limits.memory': '1Gi' }))).toContain(
+      'annotation config-agent.example.com/limits.memory: "1Gi" is outside the bounds of profile config-agent: limits.memory from 32Mi to 512Mi',
+    );
+  });
+
   it('refuses each single-field forgery of an injected pod, created where no webhook runs', async () => {
     const labelled = await createTestNamespace(kc, 'verify-source', enabled);
     const source = createPod(labelled, pod('source', xxlJob));

@@ -48,7 +48,8 @@ describe('resource overrides within the profile\'s bounds', () => {
       'annotation config-agent.example.com/requests.cpu: profile config-agent does not let requests.cpu of its agent be changed (spec.overrides.resources has no requests.cpu); remove the annotation',
     );
     expect(run({ [`${PREFIX}requests.memory`]: '128Mi' }).message).toBe('annotation config-agent.example.com/requests.memory: the agent\'s memory request 128Mi would be above its limit 64Mi');
-    expect(run({ [`${PREFIX}limits.memory`]: '64Mi' }, undefined, BASE).message).toMatch(/does not let limits\.memory of its agent be changed/);
+    const { overrides: _overrides, ...fixed } = BASE;
+    expect(run({ [`${PREFIX}limits.memory`]: '64Mi' }, undefined, fixed).message).toMatch(/does not let limits\.memory of its agent be changed/);
   });
 
   it('verifies an agent whose overridable resources lie within bounds, as stored, and no other', () => {
