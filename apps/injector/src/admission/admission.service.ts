@@ -4,6 +4,7 @@ import { sidecarExtension } from '@outrigger/sidecar';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';
+import { NamespaceAnnotationsService } from '../namespaces/namespace-annotations.service.js';
 import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 
@@ -23,11 +24,12 @@ export class AdmissionService {
     private readonly metrics: InjectorMetrics,
     private readonly profiles: ProfilesService,
     namespaces: NamespacePodSecurityService,
+    namespaceAnnotations: NamespaceAnnotationsService,
   ) {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
     const namespacePodSecurity = (namespace: string) => namespaces.enforced(namespace);
     profiles.onChange(({ profiles: current }) => {
-      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity })];
+      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations: (namespace) => namespaceAnnotations.annotations(namespace) })];
     });
   }
 

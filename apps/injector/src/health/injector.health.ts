@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
+import { NamespaceAnnotationsService } from '../namespaces/namespace-annotations.service.js';
 import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
@@ -12,6 +13,7 @@ export class InjectorHealth implements HealthChecks {
     private readonly profilesService: ProfilesService,
     private readonly certificates: ServingCertificateSource,
     private readonly namespaces: NamespacePodSecurityService,
+    private readonly namespaceAnnotations: NamespaceAnnotationsService,
   ) {}
 
   /** The process serves requests: nothing external, so a restart can fix what fails here. */
@@ -37,7 +39,9 @@ export class InjectorHealth implements HealthChecks {
   podSecurityLevels() {
     const check = this.indicators.check('namespaces');
     const reason = this.namespaces.notReadyReason();
-    if (reason) return check.down({ reason });
+    // Until listed, a pod could get its agent without its namespace's resource defaults.
+    const defaults = reason ?? this.namespaceAnnotations.notReadyReason();
+    if (defaults) return check.down({ reason: defaults });
     return check.up({ podSecurityLabels: this.namespaces.watched() ? 'watched' : 'not read (PROFILES_FILE)' });
   }
 

@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
+
+// A namespace's resource defaults for an agent (its <prefix><resource> annotations), read by the
+// injector's namespace watch through a real kube-apiserver; a pod's own annotation wins; a default
+// beyond the profile's bounds is refused naming the namespace.
+const cp = inject('controlPlane');
+const kc = kubeConfigFrom(cp.kubeconfigPath);
+const PROFILE_FILE = join(repoRoot(), 'libs/admission/fixtures/profiles/config-agent.yaml');
+const REVIEW = JSON.parse(readFileSync(join(repoRoot(), 'libs/admission/fixtures/reviews/v1-pod-no-annotations.json'), 'utf8')) as { request: { namespace: string; object: { metadata: { namespace: string; annotations?: Record<string, string> } } } };
+const KEY = 'config-agent.example.com/limits.memory';
+let injector: RunningInjector;
+let namespace: string;
+
+function kubectl(...args: string[]): string {
+  return execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** The injector's answer for a pod of `namespace` opted into config-agent with `annotations`. */
+function review(annotations: Record<string, string>): Promise<{ allowed: boolean; status?: { message: string }; patch: string }> {
+  const body = structuredClone(REVIEW);
+  body.request.namespace = namespace;
+  body.request.object.metadata.namespace = namespace;
+  body.request.object.metadata.annotations = { 'config-agent.example.com/enable': 'true', ...annotations };
+  return new Promise((resolve, reject) => {
+    const req = request(new URL('/mutate', injector.baseUrl), { method: 'POST', ca: injector.ca, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
+        const response = (JSON.parse(text) as { response: { allowed: boolean; status?: { message: string }; patch?: string } }).response;
+        resolve({ ...response, patch: response.patch ? Buffer.from(response.patch, 'base64').toString('utf8') : '' });
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (accept(last)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 400)}`);
+}
+
+beforeAll(async () => {
+  kubectl('apply', '--server-side', '-f', join(repoRoot(), 'deploy/base/crd/agentprofiles.outrigger.dev.yaml'));
+  kubectl('wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev');
+  kubectl('apply', '--server-side', '-f', PROFILE_FILE);
+  namespace = await createTestNamespace(kc, 'ns-defaults', { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE });
+  kubectl('annotate', 'namespace', namespace, `${KEY}=128Mi`);
+  injector = await startInjector(undefined, { PROFILES_FILE: '', KUBECONFIG: cp.kubeconfigPath });
+});
+
+afterAll(async () => {
+  kubectl('delete', '--ignore-not-found', 'agentprofile', 'config-agent');
+  await injector?.process.stop();
+});
+
+describe('a namespace\'s resource defaults for an agent', () => {
+  it('apply to its pods, a pod\'s own annotation wins, and a default beyond the bounds is refused naming the namespace', async () => {
+    const defaulted = await eventually('the namespace default in force', () => review({}), (r) => r.patch.includes('"config-agent"'));
+    expect(defaulted.patch).toContain('"resources":{"limits":{"memory":"128Mi"}}');
+    expect((await review({ [KEY]: '256Mi' })).patch).toContain('"resources":{"limits":{"memory":"256Mi"}}');
+
+    kubectl('annotate', '--overwrite', 'namespace', namespace, `${KEY}=1Gi`);
+    const refused = await eventually('the changed default in force', () => review({}), (r) => !r.allowed);
+    expect(refused.status?.message).toBe(`annotation ${KEY} of namespace ${namespace}: "1Gi" is outside the bounds of profile config-agent: limits.memory from 32Mi to 512Mi`);
+    // The pod's own in-bounds value still wins over the namespace's.
+    expect((await review({ [KEY]: '64Mi' })).allowed).toBe(true);
+  });
+});

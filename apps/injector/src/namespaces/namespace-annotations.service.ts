@@ -1,0 +1,52 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { OVERRIDABLE_RESOURCES } from '@outrigger/agent-profiles';
+import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
+import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
+
+/** `<prefix><resource>`: the only namespace annotations the injector keeps (the agents' resource defaults). */
+const OVERRIDE_KEY = new RegExp(`/(${OVERRIDABLE_RESOURCES.map((r) => r.replace('.', '\\.')).join('|')})$`);
+
+/**
+ * The agents' resource defaults each namespace labelled for injection sets by annotation, from a
+ * watch (only those annotations are kept), so that a pod gets them unless it sets its own.
+ * Annotations on a namespace are set by whoever may edit namespaces, not by its tenants. Watched
+ * only where the injector reads the API (PROFILES_FILE unset); with PROFILES_FILE only pods set them.
+ */
+@Injectable()
+export class NamespaceAnnotationsService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(NamespaceAnnotationsService.name);
+  private reflector: Reflector<Readonly<Record<string, string>>> | undefined;
+
+  constructor(
+    @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
+    @Inject(KUBE_CLIENT) private readonly kube: KubeClient,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.config.profilesFile) return;
+    this.reflector = new Reflector<Readonly<Record<string, string>>>(this.kube, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
+      labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
+      project: (namespace) => Object.fromEntries(Object.entries(namespace.metadata?.annotations ?? {}).filter(([key]) => OVERRIDE_KEY.test(key))),
+      onError: (_error, info) => this.logger.warn(`watch namespaces: ${info.message}`),
+    }).start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.reflector?.stop();
+  }
+
+  /** The resource-default annotations of `namespace`; undefined when it is not labelled for injection or nothing is watched. */
+  annotations(namespace: string): Readonly<Record<string, string>> | undefined {
+    return this.reflector?.get(namespace);
+  }
+
+  /** Undefined once the first list completed (or when nothing is watched), else why not. */
+  notReadyReason(): string | undefined {
+    const status = this.reflector?.status();
+    if (!status || status.hasSynced) return undefined;
+    return `the agents' resource defaults of the namespaces are not known yet: ${status.lastError ?? 'the namespace list has not completed yet'}`;
+  }
+}
