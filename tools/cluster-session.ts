@@ -1,8 +1,12 @@
 import type { Cluster } from '@outrigger/control-plane';
 
+/** What ends a foreground command: Ctrl-C, kill, and the terminal closing (SIGHUP). */
+export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 /**
- * Ties a foreground command's life to its cluster: Ctrl-C or SIGTERM (and the returned function,
- * on failure) stop the cluster, remove everything it created and exit with the given code.
+ * Ties a foreground command's life to its cluster: Ctrl-C, SIGTERM or its terminal closing (and the
+ * returned function, on failure) stop the cluster, remove everything it created and exit with the
+ * given code.
  */
 export function stopOnSignals(cluster: Cluster): (code: number) => Promise<void> {
   let stopping = false;
@@ -19,6 +23,16 @@ export function stopOnSignals(cluster: Cluster): (code: number) => Promise<void>
     }
     process.exit(code);
   };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(0));
+  for (const signal of STOP_SIGNALS) {
+    process.on(signal, () => {
+      if (signal === 'SIGHUP') outliveTerminal();
+      void stop(0);
+    });
+  }
   return stop;
+}
+
+/** After a hangup the terminal is gone: writing to it fails (EIO, EPIPE), which must not end the teardown. */
+export function outliveTerminal(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
 }

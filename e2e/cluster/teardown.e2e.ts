@@ -52,6 +52,17 @@ describe('the local cluster leaves nothing behind', () => {
     expect(clusterLeftovers(dir)).toEqual([]);
   });
 
+  it('after its terminal closes (SIGHUP to its process group, its output gone)', async () => {
+    const run = startClusterCommand();
+    await untilReady(run);
+    // A closed terminal: writes to it fail from now on, and its shell sends SIGHUP to the foreground job.
+    run.child.stdout?.destroy();
+    run.child.stderr?.destroy();
+    process.kill(-(run.child.pid ?? 0), 'SIGHUP');
+    expect(await run.exited).toBe(0);
+    expect(clusterLeftovers(dir)).toEqual([]);
+  });
+
   it('after a failed start (containerd exits at once)', async () => {
     const broken = mkdtempSync(join(tmpdir(), 'broken-containerd-'));
     for (const name of ['containerd', 'containerd-shim-runc-v2', 'ctr']) {
