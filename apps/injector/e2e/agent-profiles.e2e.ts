@@ -110,4 +110,36 @@ describe('injector with AgentProfiles from the API', () => {
     kubectl('delete', 'agentprofile', 'xxl-job');
     await eventually('the deleted profile to be out of force', () => review(injector), (r) => r.allowed && r.patch === '');
   });
+
+  it('gives a staged change (canary) to the namespaces its selector picks, following their labels, and the agent as before to the others', async () => {
+    const injector = await startInjector(undefined, { PROFILES_FILE: '', KUBECONFIG: cp.kubeconfigPath });
+    started.push(injector);
+    const [ring, plain] = ['canary-ring', 'canary-plain'];
+    for (const ns of [ring, plain]) kubectl('create', 'namespace', ns);
+    kubectl('label', 'namespace', ring, plain, 'outrigger.dev/injection=enabled');
+    kubectl('label', 'namespace', ring, 'ring=canary');
+    const profile = readFileSync(REFERENCE_PROFILE_FILE, 'utf8').replace(/^spec:\n/m, 'spec:\n  canary:\n    namespaceSelector: {matchLabels: {ring: canary}}\n    image: ghcr.io/outrigger/xxl-agent:2.0.0\n');
+    writeFileSync(join(dir, 'staged.yaml'), profile);
+    kubectl('apply', '--server-side', '-f', join(dir, 'staged.yaml'));
+    const reviewIn = async (namespace: string) => {
+      const body = JSON.parse(REVIEW.toString('utf8')) as { request: { namespace: string; object: { metadata: { namespace: string } } } };
+      body.request.namespace = namespace;
+      body.request.object.metadata.namespace = namespace;
+      const reply = await call(injector, 'POST', '/mutate', Buffer.from(JSON.stringify(body)));
+      const patch = (JSON.parse(reply.body) as { response: { patch?: string } }).response.patch;
+      return patch ? Buffer.from(patch, 'base64').toString('utf8') : '';
+    };
+    try {
+      await eventually('the canary agent in the namespace it selects', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:2.0.0"'));
+      expect(await reviewIn(plain)).toContain('"ghcr.io/outrigger/xxl-agent:1.0.0"');
+      // A namespace labelled into the ring gets it from then on; labelled out, the agent as before.
+      kubectl('label', 'namespace', plain, 'ring=canary');
+      await eventually('the canary agent once the namespace is labelled', () => reviewIn(plain), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:2.0.0"'));
+      kubectl('label', 'namespace', ring, 'ring-');
+      await eventually('the agent as before once the label is gone', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.0"'));
+    } finally {
+      kubectl('delete', '--ignore-not-found', 'agentprofile', 'xxl-job');
+      kubectl('delete', 'namespace', ring, plain, '--wait=false');
+    }
+  });
 });

@@ -6,7 +6,7 @@ import { MutateRoute } from './admission/mutate.route.js';
 import { type InjectorConfig, injectorConfig } from './config/injector.config.js';
 import { InjectorHealth } from './health/injector.health.js';
 import { InjectorMetrics } from './metrics/injector.metrics.js';
-import { NamespaceAnnotationsService } from './namespaces/namespace-annotations.service.js';
+import { InjectionNamespacesService } from './namespaces/injection-namespaces.service.js';
 import { NamespacePodSecurityService } from './namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from './profiles/profiles.service.js';
 import { HttpsHandshakeCertificates } from './tls/https-handshake.js';
@@ -25,6 +25,6 @@ import { ServingCertificateSource } from './tls/serving-certificate.source.js';
     }),
     MetricsModule,
   ],
-  providers: [MutateRoute, AdmissionService, ProfilesService, NamespacePodSecurityService, NamespaceAnnotationsService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
+  providers: [MutateRoute, AdmissionService, ProfilesService, NamespacePodSecurityService, InjectionNamespacesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

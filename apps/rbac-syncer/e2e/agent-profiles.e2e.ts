@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { type AgentProfile, agentProfileObject, profileHash, referenceProfile } from '@outrigger/agent-profiles';
+import { agentFor, type AgentProfile, agentProfileObject, agentProfileSchema, agentVariants, profileHash, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, repoRoot, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -19,6 +19,7 @@ const reference = referenceProfile();
 const profile: AgentProfile = { ...reference, rbac: { clusterRole: NAME, binding: { kind: 'ClusterRoleBinding', name: NAME }, rules: reference.rbac?.rules ?? [] } };
 let syncer: ManagedProcess | undefined;
 let port = 0;
+let own = '';
 const namespaces: string[] = [];
 
 function kubectl(args: readonly string[], input?: string): string {
@@ -28,7 +29,7 @@ function kubectl(args: readonly string[], input?: string): string {
 interface Status {
   observedGeneration?: number;
   boundSubjects?: number;
-  agents?: { current: number; outdated: number; missing: number; outdatedRevisions: { revision: string; pods: number }[] };
+  agents?: { current: number; outdated: number; missing: number; canary?: number; outdatedRevisions: { revision: string; pods: number }[] };
   conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
 }
 
@@ -38,7 +39,7 @@ const condition = (s: Status, type: string) => s.conditions?.find((c) => c.type 
 beforeAll(async () => {
   kubectl(['apply', '--server-side', '-k', join(repoRoot(), 'deploy/base/crd')]);
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
-  const own = await createTestNamespace(kc, 'profiles-sys');
+  own = await createTestNamespace(kc, 'profiles-sys');
   port = await freePort();
   syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port, name: 'profiles-syncer', dir });
 });
@@ -208,6 +209,40 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     } finally {
       kubectl(['delete', '--ignore-not-found', 'agentprofile', probe.name]);
     }
+  });
+
+  it('stages a change for one namespace: its pods get the new agent and count as canary, both agents stay bound through a rollback', async () => {
+    const ns = await createTestNamespace(kc, 'canary', LABELS);
+    namespaces.push(ns);
+    await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'early' } } });
+    // The profile as at first (an earlier test left an invalid generation), staging a new image for this namespace.
+    const staged = agentProfileSchema.parse({ ...profile, canary: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, image: `${profile.container.image}-next` } });
+    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(staged)));
+    const generation = Number(kubectl(['get', 'agentprofile', profile.name, '-o', 'jsonpath={.metadata.generation}']));
+    await eventually(status, (s) => condition(s, 'Accepted')?.observedGeneration === generation && condition(s, 'Accepted')?.status === 'True', 'the staged change accepted');
+    // The pod as the injector admits it in that namespace: with the canary agent.
+    await createPod(kc, ns, 'early', true, agentFor(staged, { 'kubernetes.io/metadata.name': ns }));
+    await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns, 'early')), 'the canary agent bound');
+    const counted = await eventually(status, (s) => s.agents?.canary === 1, 'the canary pod counted');
+    expect(counted.agents?.current).toBeGreaterThanOrEqual(1);
+    // Both agents are kept as revisions, so either stays verified after a promotion or a rollback.
+    const revisions = kubectl(['get', 'controllerrevisions', '-n', own, '-o', 'jsonpath={.items[*].metadata.name}']).split(' ');
+    const { stable, canary } = agentVariants(staged);
+    expect(revisions).toEqual(expect.arrayContaining([`${profile.name}-${profileHash(stable)}`, `${profile.name}-${profileHash(canary?.profile as AgentProfile)}`]));
+    // Roll back: the canary pod is now outdated, and its ServiceAccount never leaves the binding.
+    kubectl(['patch', 'agentprofile', profile.name, '--type=json', '-p', '[{"op":"remove","path":"/spec/canary"}]']);
+    const samples: boolean[] = [];
+    const outdated = await eventually(
+      async () => (samples.push((await bindingSubjects(kc, NAME)).includes(sa(ns, 'early'))), status()),
+      (s) => s.agents?.canary === undefined && (s.agents?.outdatedRevisions ?? []).some((r) => r.revision === `${profile.name}-${profileHash(canary?.profile as AgentProfile)}`),
+      'the canary pod outdated after the rollback',
+    );
+    for (let i = 0; i < 15; i++) {
+      samples.push((await bindingSubjects(kc, NAME)).includes(sa(ns, 'early')));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(outdated.agents?.outdated).toBeGreaterThanOrEqual(1);
+    expect(samples.every(Boolean)).toBe(true);
   });
 
   it('removes the bindings of a deleted profile after the grace period', async () => {

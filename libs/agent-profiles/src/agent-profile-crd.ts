@@ -60,6 +60,7 @@ export function agentProfileCrd(): Schema {
             { name: 'Current', type: 'integer', jsonPath: '.status.agents.current' },
             { name: 'Outdated', type: 'integer', jsonPath: '.status.agents.outdated' },
             { name: 'Missing', type: 'integer', jsonPath: '.status.agents.missing' },
+            { name: 'Canary', type: 'integer', jsonPath: '.status.agents.canary', priority: 1 },
             { name: 'Pod-Security', type: 'string', jsonPath: '.status.agentPodSecurity', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
@@ -101,6 +102,8 @@ const STATUS: Schema = {
         current: { type: 'integer', format: 'int32' },
         outdated: { type: 'integer', format: 'int32' },
         missing: { type: 'integer', format: 'int32' },
+        /** While spec.canary stages a change: of the current pods, those running its agent. */
+        canary: { type: 'integer', format: 'int32' },
         /** The outdated pods by the spec that injected them (the agent revision's name, <profile>-<hash>), most pods first. */
         outdatedRevisions: {
           type: 'array',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsLabel, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
 import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, NODE_ACCESS_OPT_OUT_FIELD, nodeAccessOptOutSchema, readinessProbeSchema, restartingProbeSchema, volumeMountSchema, volumesSchema } from './container-spec-schema.js';
+import { CANARY_FIELDS, labelSelectorSchema } from './canary.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
@@ -234,6 +235,18 @@ const serviceAccountTokenSchema = z
   })
   .meta({ 'x-kubernetes-validations': [celRule('!(has(self.podMayKeepToken) && self.podMayKeepToken) || (has(self.agentOnly) && self.agentOnly)', POD_MAY_KEEP_TOKEN_ALONE, '.podMayKeepToken')] });
 
+/** A staged change of the agent (canary.ts): some container fields, for the namespaces the selector picks. */
+const CANARY_EMPTY = `must change at least one of ${CANARY_FIELDS.join(', ')}`;
+const canarySchema = containerSchema
+  .pick(Object.fromEntries(CANARY_FIELDS.map((field) => [field, true])) as { [F in (typeof CANARY_FIELDS)[number]]: true })
+  .partial()
+  .extend({ namespaceSelector: labelSelectorSchema })
+  .refine((canary) => CANARY_FIELDS.some((field) => canary[field] !== undefined), { error: CANARY_EMPTY })
+  .meta({
+    description: 'A new agent for the namespaces namespaceSelector picks, every other pod keeps spec.container: promote by moving these fields into spec.container and removing canary, roll back by removing canary.',
+    'x-kubernetes-validations': [celRule(CANARY_FIELDS.map((field) => `has(self.${field})`).join(' || '), CANARY_EMPTY)],
+  });
+
 export const agentProfileSchema = z
   .strictObject({
     name: dnsLabel,
@@ -276,6 +289,8 @@ export const agentProfileSchema = z
       .optional(),
     rbac: rbacSchema.optional(),
     // Only when set, so that other profiles parse (and hash) as before.
+    canary: canarySchema.optional(),
+    // Only when set, so that other profiles parse (and hash) as before.
     overrides: overridesSchema.optional(),
     // Pod-level parts of the agent, added to each pod: only present when set.
     volumes: volumesSchema.optional(),
@@ -294,6 +309,10 @@ export const agentProfileSchema = z
       ...(profile.container.env ?? []).map((e, i) => ({ name: e.name, path: ['container', 'env', i, 'name'] })),
     ];
     reportDuplicates(ctx, envSources.map((s) => s.name), (i) => envSources[i]?.path ?? [], 'env');
+    // The canary's env replaces container.env: its names are checked against the same others.
+    const canaryEnv = (profile.canary?.env ?? []).map((e, i) => ({ name: e.name, path: ['canary', 'env', i, 'name'] }));
+    const canarySources = [...envSources.filter((s) => s.path[0] !== 'container'), ...canaryEnv];
+    if (canaryEnv.length > 0) reportDuplicates(ctx, canarySources.map((s) => s.name), (i) => canarySources[i]?.path ?? [], 'env');
     const ports = profile.container.ports ?? [];
     reportDuplicates(ctx, ports.map((p) => String(p.containerPort)), (i) => ['container', 'ports', i, 'containerPort'], 'port');
     reportDuplicates(
@@ -312,6 +331,11 @@ export const agentProfileSchema = z
         '!has(self.container.env) || self.container.env.all(e, !(has(self.parameters) && self.parameters.exists(p, p.env == e.name)) && !(has(self.fieldEnv) && self.fieldEnv.exists(f, f.env == e.name)))',
         'an env name of container.env is also a parameter\'s or a fieldEnv\'s',
         '.container.env',
+      ),
+      celRule(
+        '!has(self.canary) || !has(self.canary.env) || self.canary.env.all(e, !(has(self.parameters) && self.parameters.exists(p, p.env == e.name)) && !(has(self.fieldEnv) && self.fieldEnv.exists(f, f.env == e.name)))',
+        'an env name of canary.env is also a parameter\'s or a fieldEnv\'s',
+        '.canary.env',
       ),
       celRule('!has(self.container.volumeMounts) || self.container.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))', MOUNT_WITHOUT_VOLUME, '.container.volumeMounts'),
       celRule(`!has(self.volumes) || self.volumes.all(v, !has(v.hostPath)) || (has(self.${NODE_ACCESS_OPT_OUT_FIELD}) && 'hostPath' in self.${NODE_ACCESS_OPT_OUT_FIELD})`, HOST_PATH_REFUSED, '.volumes'),

@@ -63,3 +63,18 @@ describe('statusHash', () => {
     for (const value of [undefined, '', 'not json', '[]', '{"hash":1}']) expect(statusHash(value)).toBeUndefined();
   });
 });
+
+describe('agentState with a staged change (canary)', () => {
+  const next = `${injectedWith.container.image}-next`;
+  const staged = { ...injectedWith, canary: { namespaceSelector: { matchLabels: { ring: 'canary' } }, image: next } } as AgentProfile;
+
+  it('counts the agent as before as current, and the canary agent as current and canary, wherever the pod runs', () => {
+    expect(agentState(injectedPod(), staged, [staged], () => undefined)).toEqual({ state: 'current' });
+    // The same pod, injected while it got the canary: its agent has the canary image.
+    const pod = injectedPod();
+    const agent = arrayAt(pod, 'spec', 'containers').find((c) => (c as JsonObject)['name'] === injectedWith.container.name) as JsonObject;
+    agent['image'] = next;
+    expect(agentState(pod, staged, [staged], () => undefined)).toEqual({ state: 'current', canary: true });
+    expect(agentState(pod, injectedWith, [injectedWith], () => undefined)).toMatchObject({ state: 'outdated' });
+  });
+});

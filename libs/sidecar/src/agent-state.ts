@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
-import type { AgentProfile } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentVariants } from '@outrigger/agent-profiles';
 import type { RevisionLookup } from './agent-revision.js';
 import { statusAnnotation } from './injection-status.js';
 import { podAnnotations } from './pod-annotations.js';
@@ -7,7 +7,8 @@ import { verifyInjectedAgent } from './verify-injected-agent.js';
 
 /**
  * What a pod that opted into a profile runs of it:
- * - `current`: the agent exactly as the profile in force renders it for this pod;
+ * - `current`: the agent exactly as the profile in force renders it for this pod (`canary`: the
+ *   agent of the profile's staged change, which counts as current wherever the pod runs);
  * - `outdated`: an agent injected from an earlier spec whose agent differs from today's (`hash`
  *   names that spec; `verified` when that spec is known and the agent is exactly its rendering:
  *   only then does it keep its RBAC);
@@ -15,7 +16,7 @@ import { verifyInjectedAgent } from './verify-injected-agent.js';
  * Restarting the pod's workload turns `outdated` and `missing` into `current`.
  */
 export type AgentState =
-  | { readonly state: 'current' }
+  | { readonly state: 'current'; readonly canary?: true }
   | { readonly state: 'outdated'; readonly hash: string | undefined; readonly verified: boolean }
   | { readonly state: 'missing' };
 
@@ -24,7 +25,9 @@ export const AGENT_STATES: readonly AgentStateName[] = ['current', 'outdated', '
 
 /** `inForce`: every profile in force (for agents sharing a token volume, see verifyInjectedAgent). */
 export function agentState(pod: JsonObject, profile: AgentProfile, inForce: readonly AgentProfile[], revisions: RevisionLookup): AgentState {
-  if (verifyInjectedAgent(pod, profile, inForce).ok) return { state: 'current' };
+  const { stable, canary } = agentVariants(profile);
+  if (verifyInjectedAgent(pod, stable, inForce).ok) return { state: 'current' };
+  if (canary && verifyInjectedAgent(pod, canary.profile, inForce).ok) return { state: 'current', canary: true };
   const status = podAnnotations(pod).values.get(statusAnnotation(profile));
   if (status === undefined && !hasContainer(pod, profile.container.name)) return { state: 'missing' };
   const hash = statusHash(status);

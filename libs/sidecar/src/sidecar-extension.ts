@@ -1,5 +1,5 @@
 import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
-import type { AgentProfile } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentVariants } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
 import { addPodParts, VOLUME_NAME_TAKEN_REASON, volumeClash } from './agent-pod-parts.js';
 import { hostNamespaceProblem, HOST_NAMESPACE_REASON } from './host-namespaces.js';
@@ -52,7 +52,8 @@ export interface SidecarExtensionOptions {
  * Only after all checks pass is the pod changed.
  */
 export function sidecarExtension(options: SidecarExtensionOptions): Extension {
-  const profiles = [...options.profiles];
+  // A profile staging a change injects its agent as before unless given as the canary (agentFor).
+  const profiles = options.profiles.map((profile) => agentVariants(profile).stable);
   const agentNames = new Set(profiles.map((profile) => profile.container.name));
   const protectedNamespaces = new Set<string>(options.protectedNamespaces ?? SYSTEM_NAMESPACES);
   return {

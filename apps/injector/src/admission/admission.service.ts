@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type AdmissionReviewReply, allowedResponse, deniedResponse, err, type Extension, ok, parseAdmissionReview, parseJsonBody, protectedNamespacesFor, type Result, reviewResponse, type ReviewResult } from '@outrigger/admission';
+import { agentFor, type AgentProfile, agentVariants, profileHash } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
 import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';
-import { NamespaceAnnotationsService } from '../namespaces/namespace-annotations.service.js';
+import { InjectionNamespacesService } from '../namespaces/injection-namespaces.service.js';
 import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 
@@ -17,20 +18,36 @@ const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
 @Injectable()
 export class AdmissionService {
   private readonly logger = new Logger(AdmissionService.name);
-  private extensions: readonly Extension[] = [];
+  private inForce: readonly AgentProfile[] = [];
+  /** By the hashes of the agents a namespace gets: one extension per combination of staged changes. */
+  private readonly extensions = new Map<string, readonly Extension[]>();
+  private readonly build: (agents: readonly AgentProfile[]) => readonly Extension[];
 
   constructor(
     @Inject(injectorConfig.KEY) config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
     private readonly profiles: ProfilesService,
     namespaces: NamespacePodSecurityService,
-    namespaceAnnotations: NamespaceAnnotationsService,
+    private readonly injectionNamespaces: InjectionNamespacesService,
   ) {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
     const namespacePodSecurity = (namespace: string) => namespaces.enforced(namespace);
+    const namespaceAnnotations = (namespace: string) => injectionNamespaces.annotations(namespace);
+    this.build = (agents) => [sidecarExtension({ profiles: agents, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations })];
     profiles.onChange(({ profiles: current }) => {
-      this.extensions = [sidecarExtension({ profiles: current, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations: (namespace) => namespaceAnnotations.annotations(namespace) })];
+      this.inForce = current;
+      this.extensions.clear();
     });
+  }
+
+  /** The extensions for a pod of `namespace`: each profile's agent as staged for that namespace (see agentFor). */
+  private extensionsFor(namespace: string): readonly Extension[] {
+    const labels = this.injectionNamespaces.labels(namespace);
+    const agents = this.inForce.map((profile) => (labels ? agentFor(profile, labels) : agentVariants(profile).stable));
+    const key = agents.map(profileHash).join(' ');
+    let extensions = this.extensions.get(key);
+    if (!extensions) this.extensions.set(key, (extensions = this.build(agents)));
+    return extensions;
   }
 
   /** Answers one POST /mutate. An error result means HTTP 400 with that message. */
@@ -53,7 +70,7 @@ export class AdmissionService {
     }
     let outcome: ReturnType<typeof reviewResponse>;
     try {
-      outcome = reviewResponse(review.value, this.extensions);
+      outcome = reviewResponse(review.value, this.extensionsFor(review.value.request.namespace ?? ''));
     } catch (error) {
       // Last resort: the core never throws by design; if it does, admit unchanged rather than 5xx
       // (with failurePolicy Fail a 5xx would block the pod for nothing the user can fix).

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
-import { NamespaceAnnotationsService } from '../namespaces/namespace-annotations.service.js';
+import { InjectionNamespacesService } from '../namespaces/injection-namespaces.service.js';
 import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
@@ -13,7 +13,7 @@ export class InjectorHealth implements HealthChecks {
     private readonly profilesService: ProfilesService,
     private readonly certificates: ServingCertificateSource,
     private readonly namespaces: NamespacePodSecurityService,
-    private readonly namespaceAnnotations: NamespaceAnnotationsService,
+    private readonly namespaceAnnotations: InjectionNamespacesService,
   ) {}
 
   /** The process serves requests: nothing external, so a restart can fix what fails here. */
@@ -39,7 +39,7 @@ export class InjectorHealth implements HealthChecks {
   podSecurityLevels() {
     const check = this.indicators.check('namespaces');
     const reason = this.namespaces.notReadyReason();
-    // Until listed, a pod could get its agent without its namespace's resource defaults.
+    // Until listed, a pod could get its agent without its namespace's resource defaults or canary.
     const defaults = reason ?? this.namespaceAnnotations.notReadyReason();
     if (defaults) return check.down({ reason: defaults });
     return check.up({ podSecurityLabels: this.namespaces.watched() ? 'watched' : 'not read (PROFILES_FILE)' });

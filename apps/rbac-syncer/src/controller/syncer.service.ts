@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, agentVariants, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
 import {
   Controller,
   createObject,
@@ -405,16 +405,19 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async recordRevision(profile: AgentProfile): Promise<void> {
     const namespace = this.config.lease.namespace;
     const stored = this.revisions.entries().map(([, r]) => r).filter((r) => r.profile.name === profile.name);
-    const hash = profileHash(profile);
-    if (!stored.some((r) => r.hash === hash)) {
-      const generation = this.inForce.find((p) => p.profile.name === profile.name)?.generation ?? 0;
-      const revision = Math.max(generation, ...stored.map((r) => r.revision + 1));
-      await createObject(this.kc, revisionObject(profile, revision, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
+    // The agents injected now: the profile's, and its staged change's while it has one.
+    const { stable, canary } = agentVariants(profile);
+    const agents = canary ? [stable, canary.profile] : [stable];
+    const generation = this.inForce.find((p) => p.profile.name === profile.name)?.generation ?? 0;
+    let next = Math.max(generation, ...stored.map((r) => r.revision + 1));
+    for (const agent of agents) {
+      if (stored.some((r) => r.hash === profileHash(agent))) continue;
+      await createObject(this.kc, revisionObject(agent, next++, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
         if (!isConflict(error)) throw error;
       });
       this.metrics.writes.inc({ kind: 'ControllerRevision', verb: 'create' });
     }
-    for (const old of revisionsToPrune(stored, hash)) {
+    for (const old of revisionsToPrune(stored, new Set(agents.map(profileHash)))) {
       await deleteObject(this.kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: old.name, namespace });
       this.metrics.writes.inc({ kind: 'ControllerRevision', verb: 'delete' });
     }

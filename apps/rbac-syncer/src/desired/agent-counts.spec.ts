@@ -18,6 +18,7 @@ describe('agentCounts', () => {
     view(),
     view(),
     view({ agents: [{ profile: 'xxl-job', state: 'outdated', hash: 'h1' }] }),
+    view({ agents: [{ profile: 'xxl-job', state: 'current', canary: true }] }),
     view({ namespace: 'pay', agents: [{ profile: 'xxl-job', state: 'outdated' }] }),
     view({ agents: [{ profile: 'xxl-job', state: 'missing' }], owner: rs }),
     view({ agents: [{ profile: 'xxl-job', state: 'missing' }], owner: rs }),
@@ -29,7 +30,7 @@ describe('agentCounts', () => {
 
   it('counts live pods of one profile by state, outdated ones by spec, and the owners of missing agents', () => {
     const counts = agentCounts(index(views), 'xxl-job', (ns) => ns !== 'unlabelled');
-    expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing }).toEqual({ current: 2, outdated: 2, missing: 3 });
+    expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing, canary: counts.canary }).toEqual({ current: 3, outdated: 2, missing: 3, canary: 1 });
     expect(counts.outdatedByHash).toEqual(new Map([['h1', 1], ['', 1]]));
     expect(counts.missingOwners).toEqual(
       expect.arrayContaining([

@@ -8,12 +8,16 @@ import type { PodView } from './pod-view.js';
  */
 const AGENTS = '#agents';
 const MISSING = '#missing';
+/** In place of the state `current`, for a current agent of the staged change. */
+const CANARY = 'canary';
 
 /** Live opted-in pods of one profile by what they run, in the namespaces that take part. */
 export interface AgentCounts {
   readonly current: number;
   readonly outdated: number;
   readonly missing: number;
+  /** Of the current ones, those running the agent of the profile's staged change. */
+  readonly canary: number;
   /** Outdated pods by the spec hash that injected them ("" when the pod names none). */
   readonly outdatedByHash: ReadonlyMap<string, number>;
   /** The workloads whose pods run without the agent. */
@@ -31,7 +35,7 @@ export interface MissingOwner {
 export function agentCountKeys(view: PodView): string[] {
   if (view.deleting) return [];
   return view.agents.flatMap((agent) => {
-    const counted = [AGENTS, agent.profile, agent.state, agent.hash ?? '-', view.namespace].join(' ');
+    const counted = [AGENTS, agent.profile, agent.canary ? CANARY : agent.state, agent.hash ?? '-', view.namespace].join(' ');
     if (agent.state !== 'missing') return [counted];
     const { apiVersion, kind, name, uid } = view.owner ?? { apiVersion: '-', kind: '-', name: '-', uid: '-' };
     return [counted, [MISSING, agent.profile, view.namespace, apiVersion, kind, name, uid].join(' ')];
@@ -41,14 +45,17 @@ export function agentCountKeys(view: PodView): string[] {
 /** One profile's counts from the store's index (key, pods carrying it), over the namespaces `counts` admits. */
 export function agentCounts(index: Iterable<[string, number]>, profile: string, counts: (namespace: string) => boolean): AgentCounts {
   const byState: Record<AgentStateName, number> = { current: 0, outdated: 0, missing: 0 };
+  let canary = 0;
   const outdatedByHash = new Map<string, number>();
   const missingOwners: MissingOwner[] = [];
   const agents = `${AGENTS} ${profile} `;
   const missing = `${MISSING} ${profile} `;
   for (const [key, pods] of index) {
     if (key.startsWith(agents)) {
-      const [state, hash, namespace] = key.slice(agents.length).split(' ') as [AgentStateName, string, string];
+      const [stateOrCanary, hash, namespace] = key.slice(agents.length).split(' ') as [AgentStateName | typeof CANARY, string, string];
       if (!counts(namespace)) continue;
+      const state = stateOrCanary === CANARY ? 'current' : stateOrCanary;
+      if (stateOrCanary === CANARY) canary += pods;
       byState[state] += pods;
       const spec = hash === '-' ? '' : hash;
       if (state === 'outdated') outdatedByHash.set(spec, (outdatedByHash.get(spec) ?? 0) + pods);
@@ -58,5 +65,5 @@ export function agentCounts(index: Iterable<[string, number]>, profile: string, 
       missingOwners.push({ namespace, owner: apiVersion === '-' ? undefined : { apiVersion, kind, name, uid }, pods });
     }
   }
-  return { ...byState, outdatedByHash, missingOwners };
+  return { ...byState, canary, outdatedByHash, missingOwners };
 }

@@ -23,7 +23,7 @@ describe('agent revisions', () => {
 
   it('keeps the one in force and the newest others', () => {
     const revisions: AgentRevision[] = Array.from({ length: REVISIONS_KEPT + 3 }, (_, i) => ({ name: `r${i}`, profile, hash: `h${i}`, revision: i }));
-    const pruned = revisionsToPrune(revisions, 'h0');
+    const pruned = revisionsToPrune(revisions, new Set(['h0']));
     expect(pruned.map((r) => r.revision)).toEqual([2, 1]);
   });
 });

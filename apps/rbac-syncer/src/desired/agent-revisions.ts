@@ -16,8 +16,8 @@ export function revisionObject(profile: AgentProfile, revision: number, namespac
   } as KubeObject;
 }
 
-/** The revisions of one profile to delete: all but the newest REVISIONS_KEPT and the one in force. */
-export function revisionsToPrune(stored: readonly AgentRevision[], inForceHash: string | undefined): AgentRevision[] {
+/** The revisions of one profile to delete: all but the newest REVISIONS_KEPT and those in force (the agent, and a staged change's). */
+export function revisionsToPrune(stored: readonly AgentRevision[], inForce: ReadonlySet<string>): AgentRevision[] {
   const newestFirst = [...stored].sort((a, b) => b.revision - a.revision || (a.name < b.name ? -1 : 1));
-  return newestFirst.filter((r) => r.hash !== inForceHash).slice(REVISIONS_KEPT);
+  return newestFirst.filter((r) => !inForce.has(r.hash)).slice(REVISIONS_KEPT);
 }

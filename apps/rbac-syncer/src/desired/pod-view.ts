@@ -10,6 +10,8 @@ export interface PodAgent {
   readonly profile: string;
   readonly state: AgentStateName;
   readonly hash?: string;
+  /** A current agent of the profile's staged change. */
+  readonly canary?: true;
 }
 
 /**
@@ -61,7 +63,8 @@ export function projectPod(
   for (const profile of requested.profiles) {
     const state = agentState(pod, profile, inForce, revisions);
     if (binds(profile) && agentIsBindable(state)) profiles.push(profile.name);
-    agents.push(state.state === 'outdated' && state.hash !== undefined ? { profile: profile.name, state: state.state, hash: state.hash } : { profile: profile.name, state: state.state });
+    const detail = state.state === 'outdated' && state.hash !== undefined ? { hash: state.hash } : state.state === 'current' && state.canary ? { canary: true as const } : {};
+    agents.push({ profile: profile.name, state: state.state, ...detail });
   }
   const sa = spec['serviceAccountName'];
   const owner = agents.some((a) => a.state === 'missing') ? controllerOf(metadata) : undefined;
@@ -77,7 +80,7 @@ export function projectPod(
 
 /** Equal PodViews, and only those, have equal keys. */
 export function podViewKey(view: PodView): string {
-  const agents = view.agents.map((a) => `${a.profile}=${a.state}${a.hash ? `@${a.hash}` : ''}`).join(',');
+  const agents = view.agents.map((a) => `${a.profile}=${a.state}${a.hash ? `@${a.hash}` : ''}${a.canary ? '+canary' : ''}`).join(',');
   const owner = view.owner ? ` ${view.owner.apiVersion}/${view.owner.kind}/${view.owner.name}/${view.owner.uid}` : '';
   return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')} ${agents}${owner}`;
 }

@@ -84,6 +84,7 @@ describe('the agent counts on the status', () => {
     current: 5,
     outdated: outdatedByHash.reduce((n, [, pods]) => n + pods, 0),
     missing,
+    canary: 2,
     outdatedByHash: new Map(outdatedByHash),
     missingOwners: [],
   });
@@ -106,6 +107,12 @@ describe('the agent counts on the status', () => {
     const many = Array.from({ length: 20 }, (_, i): [string, number] => [`h${i}`, i + 1]);
     expect(profileStatus({ ...base, profile, agents: counts(many) }).agents?.outdatedRevisions).toHaveLength(16);
     expect(profileStatus({ ...base, agents: counts(many) }).agents).toBeUndefined();
+  });
+
+  it('counts the pods on the staged change only while the profile stages one', () => {
+    expect(profileStatus({ ...base, profile, agents: counts([]) }).agents?.canary).toBeUndefined();
+    const staged = { ...profile, canary: { namespaceSelector: {}, image: 'registry.local/agent:next' } };
+    expect(profileStatus({ ...base, profile: staged, agents: counts([]) }).agents?.canary).toBe(2);
   });
 
   it('tells a change of counts alone from any other change', () => {

@@ -30,6 +30,8 @@ export interface AgentsStatus {
   readonly current: number;
   readonly outdated: number;
   readonly missing: number;
+  /** Only while the profile stages a change: of the current pods, those running its agent. */
+  readonly canary?: number;
   readonly outdatedRevisions: readonly { readonly revision: string; readonly pods: number }[];
 }
 
@@ -75,16 +77,16 @@ export function profileStatus(input: ProfileStatusInput): ProfileStatus {
     conditions: [accepted, condition(input, 'Synced', status, reason, message, verdict.inForceGeneration ?? verdict.generation)],
     boundSubjects: input.subjects,
     ...(input.profile ? { agentPodSecurity: agentPodSecurityLevel(input.profile) } : {}),
-    ...(input.profile && input.agents ? { agents: agentsStatus(input.profile.name, input.agents) } : {}),
+    ...(input.profile && input.agents ? { agents: agentsStatus(input.profile.name, input.agents, input.profile.canary !== undefined) } : {}),
   };
 }
 
-function agentsStatus(profile: string, counts: AgentCounts): AgentsStatus {
+function agentsStatus(profile: string, counts: AgentCounts, staged: boolean): AgentsStatus {
   const outdatedRevisions = [...counts.outdatedByHash]
     .map(([hash, pods]) => ({ revision: hash === '' ? 'unknown' : agentRevisionName(profile, hash), pods }))
     .sort((a, b) => b.pods - a.pods || (a.revision < b.revision ? -1 : 1))
     .slice(0, REVISIONS_LISTED);
-  return { current: counts.current, outdated: counts.outdated, missing: counts.missing, outdatedRevisions };
+  return { current: counts.current, outdated: counts.outdated, missing: counts.missing, ...(staged ? { canary: counts.canary } : {}), outdatedRevisions };
 }
 
 /** Whether two statuses differ in nothing but the agent counts (written at most every so often). */

@@ -1,0 +1,69 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { OVERRIDABLE_RESOURCES } from '@outrigger/agent-profiles';
+import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
+import { KUBE_CLIENT } from '@outrigger/service';
+import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
+
+/** `<prefix><resource>`: the only namespace annotations the injector keeps (the agents' resource defaults). */
+const OVERRIDE_KEY = new RegExp(`/(${OVERRIDABLE_RESOURCES.map((r) => r.replace('.', '\\.')).join('|')})$`);
+
+/** What the injector keeps of a namespace labelled for injection. */
+interface InjectionNamespace {
+  /** Its labels: which profiles' staged changes (canary) it gets. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Its `<prefix><resource>` annotations: the agents' resource defaults. */
+  readonly resourceDefaults: Readonly<Record<string, string>>;
+}
+
+/**
+ * The namespaces labelled for injection, from one watch: their labels (a profile's canary reaches
+ * exactly the namespaces its selector picks) and the agents' resource defaults they set by
+ * annotation (a pod gets them unless it sets its own). Labels and annotations on a namespace are
+ * set by whoever may edit namespaces, not by its tenants. Watched only where the injector reads
+ * the API (PROFILES_FILE unset); with PROFILES_FILE no namespace gets a canary or a default.
+ */
+@Injectable()
+export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(InjectionNamespacesService.name);
+  private reflector: Reflector<InjectionNamespace> | undefined;
+
+  constructor(
+    @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
+    @Inject(KUBE_CLIENT) private readonly kube: KubeClient,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.config.profilesFile) return;
+    this.reflector = new Reflector<InjectionNamespace>(this.kube, {
+      path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
+      labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
+      project: (namespace) => ({
+        labels: namespace.metadata?.labels ?? {},
+        resourceDefaults: Object.fromEntries(Object.entries(namespace.metadata?.annotations ?? {}).filter(([key]) => OVERRIDE_KEY.test(key))),
+      }),
+      onError: (_error, info) => this.logger.warn(`watch namespaces: ${info.message}`),
+    }).start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.reflector?.stop();
+  }
+
+  /** The labels of `namespace`; undefined when it is not labelled for injection or nothing is watched. */
+  labels(namespace: string): Readonly<Record<string, string>> | undefined {
+    return this.reflector?.get(namespace)?.labels;
+  }
+
+  /** The resource-default annotations of `namespace`; undefined when it is not labelled for injection or nothing is watched. */
+  annotations(namespace: string): Readonly<Record<string, string>> | undefined {
+    return this.reflector?.get(namespace)?.resourceDefaults;
+  }
+
+  /** Undefined once the first list completed (or when nothing is watched), else why not. */
+  notReadyReason(): string | undefined {
+    const status = this.reflector?.status();
+    if (!status || status.hasSynced) return undefined;
+    return `the namespaces labelled for injection (their canary labels and the agents' resource defaults) are not known yet: ${status.lastError ?? 'the namespace list has not completed yet'}`;
+  }
+}
