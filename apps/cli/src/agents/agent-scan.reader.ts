@@ -1,4 +1,4 @@
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, parseAgentProfile, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
 import { isNotFound, type KubeClient, kubeJson, listPages, resourcePath } from '@outrigger/kube';
 import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
@@ -62,7 +62,11 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   const judged = inForce.filter((p) => options.profile === undefined || p.name === options.profile);
   const stored = await readRevisions(kc, options.installNamespace);
   const lookupRevision: RevisionLookup = (profile, hash) => stored.get(`${profile} ${hash}`)?.profile;
-  const profiles = judged.map((p) => ({ name: p.name, hash: profileHash(p), since: stored.get(`${p.name} ${profileHash(p)}`)?.created }));
+  // The agent everyone gets: while a profile stages a change, the spec without its canary.
+  const profiles = judged.map((p) => {
+    const hash = profileHash(agentVariants(p).stable);
+    return { name: p.name, hash, since: stored.get(`${p.name} ${hash}`)?.created };
+  });
   const report = new AgentReport(new Map(profiles.map((p) => [p.name, p.hash])));
   const lookup = cachedControllerLookup(kc);
 
