@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyPatchCopy, decodePatch, type AdmissionReview, type JsonObject, reviewResponse } from '@outrigger/admission';
 import { type AgentProfile, parseProfiles } from '@outrigger/agent-profiles';
@@ -110,5 +111,42 @@ describe('the pod parts an agent brings (volumes, image pull secrets) and its co
       const removed = uninjectManifests(injected.value.yaml, { profiles: [CONFIG_AGENT] });
       expect(removed.ok && removed.value.yaml).toBe(original);
     }
+  });
+
+  it('property: admission never produces a pod the API server would reject for a name clash (volumes, pull secrets, containers, mounts)', () => {
+    const name = fc.constantFrom('data', 'cache', 'config-agent-config', 'config-agent-scratch', 'config-agent', 'orders', 'outrigger-agent-token');
+    const pods = fc.record({
+      volumes: fc.uniqueArray(name, { maxLength: 4 }),
+      pullSecrets: fc.uniqueArray(fc.constantFrom('config-agent-registry', 'mine'), { maxLength: 2 }),
+      containers: fc.uniqueArray(name, { minLength: 1, maxLength: 3 }),
+      mountsOwn: fc.boolean(),
+    });
+    const decisions = new Set<string>();
+    fc.assert(
+      fc.property(pods, ({ volumes, pullSecrets, containers, mountsOwn }) => {
+        const review = withSpec((spec) => {
+          spec['volumes'] = volumes.map((v) => ({ name: v, emptyDir: {} }));
+          if (pullSecrets.length > 0) spec['imagePullSecrets'] = pullSecrets.map((n) => ({ name: n }));
+          // Each container mounts every volume of the pod (valid input), or none.
+          spec['containers'] = containers.map((c) => ({ name: c, image: 'app:1', ...(mountsOwn && volumes.length > 0 ? { volumeMounts: volumes.map((v) => ({ name: v, mountPath: `/${v}` })) } : {}) }));
+        });
+        const { outcome, pod } = run(review);
+        decisions.add(outcome.decision.split(':')[0] ?? '');
+        if (outcome.decision !== 'injected') return;
+        const spec = objectAt(pod, 'spec');
+        const unique = (list: string) => {
+          const names = (spec[list] === undefined ? [] : arrayAt(spec, list)).map((entry) => (entry as JsonObject)['name']);
+          expect(new Set(names).size, `${list}: ${names.join(', ')}`).toBe(names.length);
+          return names;
+        };
+        const podVolumes = new Set(unique('volumes'));
+        unique('imagePullSecrets');
+        const all = [...(spec['initContainers'] === undefined ? [] : arrayAt(spec, 'initContainers')), ...arrayAt(spec, 'containers')] as JsonObject[];
+        expect(new Set(all.map((c) => c['name'])).size).toBe(all.length);
+        for (const container of all) for (const mount of (container['volumeMounts'] ?? []) as JsonObject[]) expect(podVolumes.has(String(mount['name'])), `${String(container['name'])} mounts ${String(mount['name'])}`).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    expect([...decisions].sort()).toEqual(['denied', 'injected']);
   });
 });
