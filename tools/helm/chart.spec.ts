@@ -93,14 +93,14 @@ describe('the Helm chart deploy/helm/outrigger', () => {
   it("pins the images to a release's digests (the release workflow's step), and refuses a digests file missing one", () => {
     const values = readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8');
     const digest = (c: string) => `sha256:${c.repeat(64)}`;
-    const env = `injector=ghcr.io/acme/injector@${digest('1')}\nrbac-syncer=ghcr.io/acme/rbac-syncer@${digest('2')}\ncert-manager=ghcr.io/acme/cert-manager@${digest('3')}\n`;
+    const env = `injector=ghcr.io/acme/injector@${digest('1')}\nrbac-syncer=ghcr.io/acme/rbac-syncer@${digest('2')}\ncert-manager=ghcr.io/acme/cert-manager@${digest('3')}\nxxl-agent=ghcr.io/acme/xxl-agent@${digest('4')}\n`;
     const pinned = pinDigests(values, env);
     expect(pinned).toContain('# createNamespace');
     const file = join(mkdtempSync(join(tmpdir(), 'outrigger-values-')), 'values.yaml');
     writeFileSync(file, pinned);
     const result = runHelm(['template', 'outrigger', CHART_DIR, '-f', file]);
     expect(result.status, result.stderr).toBe(0);
-    for (const [app, c] of [['injector', '1'], ['rbac-syncer', '2'], ['cert-manager', '3']] as const) expect(result.stdout).toContain(`image: ghcr.io/acme/${app}@${digest(c)}`);
+    for (const [app, c] of [['injector', '1'], ['rbac-syncer', '2'], ['cert-manager', '3'], ['xxl-agent', '4']] as const) expect(result.stdout).toContain(`image: ghcr.io/acme/${app}@${digest(c)}`);
     expect(() => pinDigests(values, env.split('\n').slice(1).join('\n'))).toThrow('digests: no digest for injector');
     expect(() => pinDigests(values, 'injector=ghcr.io/acme/injector:1.0\n')).toThrow('"injector=ghcr.io/acme/injector:1.0" is not');
   });

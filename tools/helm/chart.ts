@@ -21,9 +21,12 @@ export const TOGGLES = [
 ] as const;
 export type Toggle = (typeof TOGGLES)[number]['value'];
 
-/** The services whose image and replicas are values, by their image's last path segment. */
+/** The services, whose image and replicas are values, by their image's last path segment. */
 const SERVICES = { injector: 'injector', 'rbac-syncer': 'rbacSyncer', 'cert-manager': 'certManager' } as const;
 type ServiceKey = (typeof SERVICES)[keyof typeof SERVICES];
+/** Every image that is a value: the services' and the reference profile's agent. */
+const IMAGES = { ...SERVICES, 'xxl-agent': 'xxlAgent' } as const;
+type ImageKey = (typeof IMAGES)[keyof typeof IMAGES];
 
 export const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -65,7 +68,7 @@ export interface ChartValues {
   readonly jetstack: { readonly enabled: boolean };
   readonly observability: { readonly enabled: boolean };
   readonly webhook: { readonly failurePolicy: string };
-  readonly images: Record<ServiceKey, Image>;
+  readonly images: Record<ImageKey, Image>;
   readonly replicas: Record<ServiceKey, number>;
 }
 
@@ -76,7 +79,7 @@ interface Container {
 }
 
 /** Puts placeholders in the fields that are values; returns the object's YAML with them filled in. */
-function templated(object: KubeObject, values: { images: Partial<Record<ServiceKey, Image>>; replicas: Partial<Record<ServiceKey, number>>; failurePolicy?: string }): string {
+function templated(object: KubeObject, values: { images: Partial<Record<ImageKey, Image>>; replicas: Partial<Record<ServiceKey, number>>; failurePolicy?: string }): string {
   const copy = structuredClone(object) as KubeObject & Record<string, unknown>;
   const fills: string[] = [];
   const hole = (template: string) => PLACEHOLDER(fills.push(template) - 1);
@@ -92,6 +95,14 @@ function templated(object: KubeObject, values: { images: Partial<Record<ServiceK
         values.replicas[service] = spec.replicas;
         spec.replicas = hole(`{{ .Values.replicas.${service} }}`) as unknown as number;
       }
+    }
+  }
+  if (copy.kind === 'AgentProfile') {
+    const container = (copy.spec as { container: Container }).container;
+    const match = /^(.+\/xxl-agent):([^@]+)$/.exec(container.image ?? '');
+    if (match) {
+      values.images.xxlAgent = { repository: match[1] as string, tag: match[2] as string, digest: '' };
+      container.image = hole('{{ include "outrigger.image" .Values.images.xxlAgent }}');
     }
   }
   if (copy.kind === 'MutatingWebhookConfiguration') {
@@ -147,13 +158,13 @@ export function pinDigests(valuesYaml: string, digestsEnv: string): string {
   const pinned = new Set<string>();
   for (const line of digestsEnv.split('\n').filter((l) => l.trim() !== '')) {
     const match = /^([\w-]+)=([^@\s]+)@(sha256:[0-9a-f]{64})$/.exec(line.trim());
-    const service = match ? SERVICES[match[1] as keyof typeof SERVICES] as ServiceKey | undefined : undefined;
-    if (!match || !service) throw new Error(`digests: ${JSON.stringify(line)} is not <injector|rbac-syncer|cert-manager>=<repository>@sha256:<64 hex>`);
+    const service = match ? (IMAGES[match[1] as keyof typeof IMAGES] as ImageKey | undefined) : undefined;
+    if (!match || !service) throw new Error(`digests: ${JSON.stringify(line)} is not <${Object.keys(IMAGES).join('|')}>=<repository>@sha256:<64 hex>`);
     values.setIn(['images', service, 'repository'], match[2]);
     values.setIn(['images', service, 'digest'], match[3]);
     pinned.add(service);
   }
-  const missing = Object.values(SERVICES).filter((s) => !pinned.has(s));
+  const missing = Object.values(IMAGES).filter((s) => !pinned.has(s));
   if (missing.length > 0) throw new Error(`digests: no digest for ${missing.join(', ')}`);
   return values.toString();
 }
@@ -163,6 +174,7 @@ function chartValues(collected: Parameters<typeof templated>[1]): ChartValues {
   for (const service of services) {
     if (!collected.images[service] || collected.replicas[service] === undefined) throw new Error(`the prod overlay has no Deployment running the ${service} image with replicas`);
   }
+  if (!collected.images.xxlAgent) throw new Error('the prod overlay has no AgentProfile running the xxl-agent image');
   return {
     createNamespace: true,
     referenceProfile: { enabled: true },
@@ -170,7 +182,7 @@ function chartValues(collected: Parameters<typeof templated>[1]): ChartValues {
     jetstack: { enabled: false },
     observability: { enabled: false },
     webhook: { failurePolicy: collected.failurePolicy ?? 'Fail' },
-    images: Object.fromEntries(services.map((s) => [s, collected.images[s]])) as Record<ServiceKey, Image>,
+    images: Object.fromEntries(Object.values(IMAGES).map((s) => [s, collected.images[s]])) as Record<ImageKey, Image>,
     replicas: Object.fromEntries(services.map((s) => [s, collected.replicas[s]])) as Record<ServiceKey, number>,
   };
 }
@@ -184,7 +196,6 @@ function valuesSchema(values: ChartValues): object {
     tag: { type: 'string', minLength: 1 },
     digest: { type: 'string', pattern: '^(sha256:[0-9a-f]{64})?$' },
   });
-  const services = Object.keys(values.images);
   return {
     $schema: 'https://json-schema.org/draft-07/schema#',
     ...closed({
@@ -194,8 +205,8 @@ function valuesSchema(values: ChartValues): object {
       jetstack: enabled,
       observability: enabled,
       webhook: closed({ failurePolicy: { enum: ['Fail', 'Ignore'] } }),
-      images: closed(Object.fromEntries(services.map((s) => [s, image]))),
-      replicas: closed(Object.fromEntries(services.map((s) => [s, { type: 'integer', minimum: 1 }]))),
+      images: closed(Object.fromEntries(Object.keys(values.images).map((s) => [s, image]))),
+      replicas: closed(Object.fromEntries(Object.keys(values.replicas).map((s) => [s, { type: 'integer', minimum: 1 }]))),
     }),
   };
 }
@@ -207,7 +218,7 @@ const VALUES_COMMENT = `# createNamespace: the chart creates outrigger-system (i
 # mutualTLS: components/webhook-mutual-tls (Secret outrigger-injector-client-ca first; see deploy/README.md).
 # jetstack: components/jetstack-cert-manager (Jetstack cert-manager with cainjector installed first).
 # observability: components/observability (the Prometheus Operator's CRDs installed first).
-# images: a digest, when set, pins the image (repository@digest) and the tag is not used.
+# images: a digest, when set, pins the image (repository@digest) and the tag is not used; xxlAgent is the reference profile's agent.
 `;
 
 const CHART_YAML = {
