@@ -137,6 +137,11 @@ describe('injector with AgentProfiles from the API', () => {
       await eventually('the canary agent once the namespace is labelled', () => reviewIn(plain), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:2.0.0"'));
       kubectl('label', 'namespace', ring, 'ring-');
       await eventually('the agent as before once the label is gone', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.0"'));
+      // Scoped to namespaces labelled ring=canary: only those get any agent of it.
+      writeFileSync(join(dir, 'scoped.yaml'), profile.replace(/^spec:\n/m, 'spec:\n  namespaceSelector: {matchLabels: {ring: canary}}\n'));
+      kubectl('apply', '--server-side', '-f', join(dir, 'scoped.yaml'));
+      await eventually('no agent outside the profile\'s namespaces', () => reviewIn(ring), (patch) => patch === '');
+      expect(await reviewIn(plain)).toContain('"ghcr.io/outrigger/xxl-agent:2.0.0"');
     } finally {
       kubectl('delete', '--ignore-not-found', 'agentprofile', 'xxl-job');
       kubectl('delete', 'namespace', ring, plain, '--wait=false');

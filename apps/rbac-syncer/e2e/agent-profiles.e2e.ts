@@ -29,6 +29,7 @@ function kubectl(args: readonly string[], input?: string): string {
 interface Status {
   observedGeneration?: number;
   boundSubjects?: number;
+  namespaces?: number;
   agents?: { current: number; outdated: number; missing: number; canary?: number; outdatedRevisions: { revision: string; pods: number }[] };
   conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
 }
@@ -243,6 +244,29 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     }
     expect(outdated.agents?.outdated).toBeGreaterThanOrEqual(1);
     expect(samples.every(Boolean)).toBe(true);
+  });
+
+  it('scoped by spec.namespaceSelector, binds and counts only in the namespaces it picks, and unbinds a namespace labelled out', async () => {
+    const [inside, outside] = [await createTestNamespace(kc, 'scope-in', { ...LABELS, team: 'jobs' }), await createTestNamespace(kc, 'scope-out', LABELS)];
+    namespaces.push(inside, outside);
+    const scoped = agentProfileSchema.parse({ ...profile, namespaceSelector: { matchLabels: { team: 'jobs' } } });
+    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(scoped)));
+    // Pods as the webhook injected them before the scope (the selector changes nothing of the agent): both carry it.
+    await createPod(kc, inside, 'default', true, profile);
+    await createPod(kc, outside, 'default', true, profile);
+    const bound = await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(inside)), 'the selected namespace bound');
+    expect(bound).not.toContain(sa(outside));
+    const counted = await eventually(status, (s) => s.namespaces !== undefined && s.agents?.current !== undefined, 'the scoped status');
+    // Only the namespaces labelled team=jobs (this test's, and none of the others') take part.
+    expect(counted.namespaces).toBe(1);
+    expect(counted.agents?.current).toBe(1);
+    // Labelled out: no longer selected, unbound after the grace like an unlabelled namespace.
+    kubectl(['label', 'namespace', inside, 'team-']);
+    await eventually(() => bindingSubjects(kc, NAME), (s) => !s.includes(sa(inside)), 'the namespace labelled out unbound');
+    await eventually(status, (s) => s.namespaces === 0, 'no namespace selected');
+    // Unscoped again: every labelled namespace takes part.
+    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(profile)));
+    await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(outside)), 'the profile unscoped binding everywhere');
   });
 
   it('removes the bindings of a deleted profile after the grace period', async () => {

@@ -40,8 +40,8 @@ describe('agentProfileCrd', () => {
 
   it('carries the profile as spec (named by metadata.name) and a status the rbac-syncer writes', () => {
     const spec = (root['properties'] as Record<string, Schema>)['spec'] as Schema;
-    expect(Object.keys(spec['properties'] as Schema)).toEqual(['annotationPrefix', 'container', 'parameters', 'fieldEnv', 'nativeSidecar', 'podMayChooseNativeSidecar', 'holdApplicationUntilReady', 'dangerouslyAllowHostNamespaces', 'serviceAccountToken', 'dangerouslyAllowPodSecurity', 'rbac', 'canary', 'overrides', 'volumes', 'imagePullSecrets', 'dangerouslyAllowNodeAccess']);
+    expect(Object.keys(spec['properties'] as Schema)).toEqual(['annotationPrefix', 'container', 'parameters', 'fieldEnv', 'nativeSidecar', 'podMayChooseNativeSidecar', 'holdApplicationUntilReady', 'dangerouslyAllowHostNamespaces', 'serviceAccountToken', 'dangerouslyAllowPodSecurity', 'rbac', 'namespaceSelector', 'canary', 'overrides', 'volumes', 'imagePullSecrets', 'dangerouslyAllowNodeAccess']);
     expect(spec['required']).toEqual(['annotationPrefix', 'container']);
-    expect(Object.keys(((root['properties'] as Record<string, Schema>)['status'] as Schema)['properties'] as Schema)).toEqual(['observedGeneration', 'boundSubjects', 'agentPodSecurity', 'agents', 'conditions']);
+    expect(Object.keys(((root['properties'] as Record<string, Schema>)['status'] as Schema)['properties'] as Schema)).toEqual(['observedGeneration', 'boundSubjects', 'agentPodSecurity', 'namespaces', 'agents', 'conditions']);
   });
 });

@@ -61,6 +61,7 @@ export function agentProfileCrd(): Schema {
             { name: 'Outdated', type: 'integer', jsonPath: '.status.agents.outdated' },
             { name: 'Missing', type: 'integer', jsonPath: '.status.agents.missing' },
             { name: 'Canary', type: 'integer', jsonPath: '.status.agents.canary', priority: 1 },
+            { name: 'Namespaces', type: 'integer', jsonPath: '.status.namespaces', priority: 1 },
             { name: 'Pod-Security', type: 'string', jsonPath: '.status.agentPodSecurity', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
@@ -95,6 +96,8 @@ const STATUS: Schema = {
     boundSubjects: { type: 'integer', format: 'int32' },
     /** The strictest Pod Security Standard the agent container meets (of the generation in force). */
     agentPodSecurity: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+    /** The namespaces the profile applies in: labelled for injection and picked by spec.namespaceSelector. */
+    namespaces: { type: 'integer', format: 'int32' },
     /** Live opted-in pods in labelled namespaces, by the agent they run. */
     agents: {
       type: 'object',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { agentFor, agentVariants, selectsLabels, type LabelSelector } from './canary.js';
+import { agentFor, agentVariants } from './canary.js';
+import { type LabelSelector, selectsLabels } from './label-selector.js';
 import { agentProfileSchema, type AgentProfile } from './profile-schema.js';
 import { profileHash } from './profile-hash.js';
 import { referenceProfile } from './reference-profile.js';

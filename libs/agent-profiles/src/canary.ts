@@ -1,44 +1,5 @@
-import { z } from 'zod';
-import { LIST_MAX, NAME_MAX } from './crd-meta.js';
+import { type LabelSelector, selectsLabels } from './label-selector.js';
 import type { AgentProfile } from './profile-schema.js';
-
-const labelKey = z.string().min(1).meta({ maxLength: NAME_MAX });
-const labelValue = z.string().meta({ maxLength: 63 });
-
-/** A label selector as Kubernetes writes one (metav1.LabelSelector); `{}` selects everything. */
-export const labelSelectorSchema = z.strictObject({
-  matchLabels: z.record(labelKey, labelValue).optional(),
-  matchExpressions: z
-    .array(
-      z
-        .strictObject({
-          key: labelKey,
-          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-          values: z.array(labelValue).meta({ maxItems: LIST_MAX }).optional(),
-        })
-        .refine((e) => (e.operator === 'In' || e.operator === 'NotIn' ? (e.values?.length ?? 0) > 0 : (e.values?.length ?? 0) === 0), {
-          error: 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist',
-        }),
-    )
-    .meta({ maxItems: LIST_MAX })
-    .optional(),
-});
-
-export type LabelSelector = z.output<typeof labelSelectorSchema>;
-
-/** Whether `labels` match `selector`, with the semantics of metav1.LabelSelector. */
-export function selectsLabels(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
-  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, key);
-    const value = labels[key];
-    if (operator === 'Exists' && !has) return false;
-    if (operator === 'DoesNotExist' && has) return false;
-    if (operator === 'In' && !(has && values.includes(value as string))) return false;
-    if (operator === 'NotIn' && has && values.includes(value as string)) return false;
-  }
-  return true;
-}
 
 /** The agent fields a canary may change: what an upgrade changes, nothing that widens what the agent may do. */
 export const CANARY_FIELDS = ['image', 'imagePullPolicy', 'command', 'args', 'env', 'resources'] as const;

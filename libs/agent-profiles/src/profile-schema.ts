@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsLabel, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
 import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, NODE_ACCESS_OPT_OUT_FIELD, nodeAccessOptOutSchema, readinessProbeSchema, restartingProbeSchema, volumeMountSchema, volumesSchema } from './container-spec-schema.js';
-import { CANARY_FIELDS, labelSelectorSchema } from './canary.js';
+import { CANARY_FIELDS } from './canary.js';
+import { labelSelectorSchema } from './label-selector.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
@@ -288,6 +289,10 @@ export const agentProfileSchema = z
       .meta({ description: 'Accept an agent securityContext below the restricted Pod Security level (default: restricted is required). Pods in namespaces that enforce a stricter level are refused.' })
       .optional(),
     rbac: rbacSchema.optional(),
+    // Only when set, so that other profiles parse (and hash) as before.
+    namespaceSelector: labelSelectorSchema
+      .meta({ description: 'Among the namespaces labelled for injection, those the profile applies in (default: all): its agent is injected, counted and bound only there.' })
+      .optional(),
     // Only when set, so that other profiles parse (and hash) as before.
     canary: canarySchema.optional(),
     // Only when set, so that other profiles parse (and hash) as before.

@@ -39,3 +39,27 @@ describe('injecting a profile that stages a change', () => {
     }
   });
 });
+
+describe('injecting a profile scoped to some namespaces (spec.namespaceSelector)', () => {
+  const scoped = { ...reference, namespaceSelector: { matchLabels: { team: 'jobs' } } } as AgentProfile;
+  const run = (labels: Record<string, string> | undefined) => {
+    const review: AdmissionReview = loadReview('v1-pod-opted-in');
+    return reviewResponse(review, [sidecarExtension({ profiles: [scoped], injectorVersion: 'test', namespaceLabels: () => labels })]);
+  };
+
+  it('injects where the selector picks the namespace, and elsewhere admits the pod unchanged with a warning naming the profile', () => {
+    expect(run({ team: 'jobs' }).reply.response.patch).toBeDefined();
+    for (const labels of [{ team: 'web' }, undefined]) {
+      const outcome = run(labels);
+      expect(outcome.reply.response.allowed).toBe(true);
+      expect(outcome.reply.response.patch).toBeUndefined();
+      expect(outcome.reply.response.warnings).toContain('profile xxl-job does not apply in namespace shop (its spec.namespaceSelector does not pick it): no agent');
+    }
+  });
+
+  it('still refuses a forged agent of the profile where it does not apply', () => {
+    const review: AdmissionReview = loadReview('v1-pod-already-injected');
+    const outcome = reviewResponse(review, [sidecarExtension({ profiles: [{ ...scoped, container: { ...scoped.container, image: 'registry.local/other:1' } }], injectorVersion: 'test', namespaceLabels: () => ({ team: 'web' }) })]);
+    expect(outcome.reply.response.allowed).toBe(false);
+  });
+});

@@ -1,5 +1,5 @@
 import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
-import { type AgentProfile, agentVariants } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentVariants, profileAppliesIn } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
 import { addPodParts, VOLUME_NAME_TAKEN_REASON, volumeClash } from './agent-pod-parts.js';
 import { hostNamespaceProblem, HOST_NAMESPACE_REASON } from './host-namespaces.js';
@@ -39,6 +39,8 @@ export interface SidecarExtensionOptions {
   readonly namespacePodSecurity?: NamespacePodSecurity;
   /** The annotations of each namespace (the agents' resource defaults); without it only pods set them. */
   readonly namespaceAnnotations?: NamespaceAnnotations;
+  /** The labels of each namespace labelled for injection: where a profile with a namespaceSelector applies (profileAppliesIn). */
+  readonly namespaceLabels?: (namespace: string) => Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -76,8 +78,12 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
       const forged = presence.flatMap(({ presence: p }) => (p.kind === 'forged' ? [p.problem] : []));
       if (forged.length > 0) return Object.assign(denied(422, forged.join('; '), FORGED_AGENT_REASON), { warnings });
       if (requested.profiles.length === 0) return skipped(SKIP_REASONS.notOptedIn, warnings);
+      const labels = options.namespaceLabels?.(ctx.namespace);
+      const elsewhere = requested.profiles.filter((profile) => !profileAppliesIn(profile, labels));
+      for (const profile of elsewhere) warnings.push(`profile ${profile.name} does not apply in namespace ${ctx.namespace} (its spec.namespaceSelector does not pick it): no agent`);
+      if (elsewhere.length === requested.profiles.length) return skipped(SKIP_REASONS.notOptedIn, warnings);
       const absent = new Set(presence.filter(({ presence: p }) => p.kind === 'absent').map(({ profile }) => profile));
-      const pending = requested.profiles.filter((profile) => absent.has(profile));
+      const pending = requested.profiles.filter((profile) => absent.has(profile) && !elsewhere.includes(profile));
       if (pending.length === 0) return skipped(SKIP_REASONS.alreadyInjected, warnings);
 
       const spec = objectMember(pod, 'spec');

@@ -33,7 +33,8 @@ export class AdmissionService {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
     const namespacePodSecurity = (namespace: string) => namespaces.enforced(namespace);
     const namespaceAnnotations = (namespace: string) => injectionNamespaces.annotations(namespace);
-    this.build = (agents) => [sidecarExtension({ profiles: agents, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations })];
+    const namespaceLabels = (namespace: string) => injectionNamespaces.labels(namespace);
+    this.build = (agents) => [sidecarExtension({ profiles: agents, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations, namespaceLabels })];
     profiles.onChange(({ profiles: current }) => {
       this.inForce = current;
       this.extensions.clear();

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, agentVariants, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, agentVariants, profileAppliesIn, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
 import {
   Controller,
   createObject,
@@ -79,7 +79,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private profileObjects: Reflector<ProfileObjectView> | undefined;
   /** Declared once the agent revisions are listed. */
   private pods: Reflector<PodView> | undefined;
-  private namespaces!: Reflector<true>;
+  /** The namespaces labelled for injection, with their labels (where a scoped profile applies). */
+  private namespaces!: Reflector<Readonly<Record<string, string>>>;
   private roles!: Reflector<ObservedRole>;
   /** The agent revisions stored (ControllerRevisions), by profile and hash: the specs earlier pods were injected from. */
   private revisions!: Reflector<AgentRevision>;
@@ -143,10 +144,10 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       mapper: (revision) => [revision.profile.name],
       resyncOnList: false,
     });
-    this.namespaces = this.controller.watches<true>('namespaces', {
+    this.namespaces = this.controller.watches<Readonly<Record<string, string>>>('namespaces', {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
-      project: () => true,
+      project: (namespace) => namespace.metadata?.labels ?? {},
     });
     // Every ClusterRole, ours or not: a profile naming a role that is not Outrigger's binds nothing.
     this.roles = this.controller.watches<ObservedRole>('clusterroles', {
@@ -175,7 +176,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const events = new EventRecorder(this.kc, { component: 'outrigger-rbac-syncer', instance: this.controller.identity ?? 'rbac-syncer', logger: (m) => this.logger.warn(m) });
     this.executor = new PlanExecutor({ kc: this.kc, events, metrics: this.metrics, log: this.logger });
     this.missingAgents = new MissingAgentEvents(this.kc, events, this.logger);
-    this.metrics.observeAgents(() => (this.pods ? this.inForce.map(({ profile }) => ({ profile: profile.name, counts: this.agentCounts(profile.name) })) : []));
+    this.metrics.observeAgents(() => (this.pods ? this.inForce.map(({ profile }) => ({ profile: profile.name, counts: this.agentCounts(profile) })) : []));
 
     this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
     this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
@@ -246,11 +247,16 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return profile.rbac !== undefined && this.missing.get(permissionKey(profile))?.length === 0;
   }
 
-  /** One profile's live opted-in pods by the agent they run, in the namespaces that take part. */
-  private agentCounts(profile: string): AgentCounts {
+  /** The namespaces a profile applies in: labelled for injection, not protected, and picked by its namespaceSelector. */
+  private namespacesOf(profile: AgentProfile | undefined): Set<string> {
     const excluded = new Set(protectedNamespacesFor(this.config.ownNamespace));
-    const labelled = new Set(this.namespaces.keys());
-    return agentCounts(this.pods?.indexCounts() ?? [], profile, (namespace) => labelled.has(namespace) && !excluded.has(namespace));
+    return new Set(this.namespaces.entries().flatMap(([namespace, labels]) => (!excluded.has(namespace) && (!profile || profileAppliesIn(profile, labels)) ? [namespace] : [])));
+  }
+
+  /** One profile's live opted-in pods by the agent they run, in the namespaces it applies in. */
+  private agentCounts(profile: AgentProfile): AgentCounts {
+    const taking = this.namespacesOf(profile);
+    return agentCounts(this.pods?.indexCounts() ?? [], profile.name, (namespace) => taking.has(namespace));
   }
 
   /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
@@ -369,7 +375,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
     try {
       // Without its permissions a profile's RBAC is left as it is; a foreign role is revoked regardless.
-      const agents = profile ? this.agentCounts(key) : undefined;
+      const agents = profile ? this.agentCounts(profile) : undefined;
       if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
         this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
         return wakeAt(await this.writeStatus(key, { profile, missing, subjects: 0, agents }));
@@ -432,7 +438,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       role: rbac ? this.roles.get(rbac.clusterRole) : undefined,
       bindings: this.bindings.flatMap((store) => store.entries().flatMap(([, b]) => (b.profile === name ? [b.binding] : []))),
       live: rbac && this.pods ? liveByNamespace(this.pods.indexKeys(), name) : new Map(),
-      labelledNamespaces: new Set(this.namespaces.keys()),
+      // Labelled, and (a scoped profile) picked by its selector: elsewhere nothing is bound.
+      labelledNamespaces: this.namespacesOf(profile),
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       viewComplete: this.viewComplete(),
       execGuardProblem: rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
@@ -466,6 +473,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       subjects: plan?.subjects ?? outcome.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
       profile,
       agents: outcome.agents,
+      namespaces: profile ? this.namespacesOf(profile).size : undefined,
       now: new Date(),
     });
     const written = this.statusWritten.get(name);

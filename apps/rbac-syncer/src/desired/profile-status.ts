@@ -24,6 +24,8 @@ export interface ProfileStatus {
   readonly agentPodSecurity?: PodSecurityLevel;
   /** Live opted-in pods by the agent they run (while a generation is in force). */
   readonly agents?: AgentsStatus;
+  /** The namespaces the profile applies in: labelled for injection and picked by its namespaceSelector. */
+  readonly namespaces?: number;
 }
 
 export interface AgentsStatus {
@@ -60,6 +62,7 @@ export interface ProfileStatusInput {
   /** The profile in force (for the level its agent meets). */
   readonly profile?: AgentProfile;
   readonly agents?: AgentCounts;
+  readonly namespaces?: number;
   readonly now: Date;
 }
 
@@ -78,6 +81,7 @@ export function profileStatus(input: ProfileStatusInput): ProfileStatus {
     boundSubjects: input.subjects,
     ...(input.profile ? { agentPodSecurity: agentPodSecurityLevel(input.profile) } : {}),
     ...(input.profile && input.agents ? { agents: agentsStatus(input.profile.name, input.agents, input.profile.canary !== undefined) } : {}),
+    ...(input.profile && input.namespaces !== undefined ? { namespaces: input.namespaces } : {}),
   };
 }
 
