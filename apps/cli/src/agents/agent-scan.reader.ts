@@ -1,4 +1,4 @@
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, profileAppliesIn, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
 import { isNotFound, type KubeClient, kubeJson, listPages, resourcePath } from '@outrigger/kube';
 import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
@@ -76,8 +76,9 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace: options.namespace }), { pageSize }, async (pod) => {
     if (++seen % pageSize === 0) options.onProgress?.(seen, report.size);
     const metadata = (pod as JsonObject)['metadata'] as JsonObject;
-    if (!taking.has(String(metadata['namespace']))) return;
-    const states = podStates(pod as JsonObject, inForce, judged, lookupRevision);
+    const labels = taking.get(String(metadata['namespace']));
+    if (!labels) return;
+    const states = podStates(pod as JsonObject, inForce, judged.filter((p) => profileAppliesIn(p, labels)), lookupRevision);
     if (states.length === 0) return;
     pods++;
     const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod), lookup);
@@ -98,13 +99,13 @@ function podStates(pod: JsonObject, inForce: readonly AgentProfile[], judged: re
   return requested.profiles.filter((p) => judged.includes(p)).map((p) => ({ profile: p.name, state: agentState(pod, p, inForce, revisions) }));
 }
 
-/** The namespaces the webhook injects in: labelled, and not one it never touches. */
-async function takingPart(kc: KubeClient, installNamespace: string): Promise<Set<string>> {
+/** The namespaces the webhook injects in (labelled, and not one it never touches), with their labels (where a scoped profile applies). */
+async function takingPart(kc: KubeClient, installNamespace: string): Promise<Map<string, Readonly<Record<string, string>>>> {
   const excluded = new Set(protectedNamespacesFor(installNamespace));
-  const taking = new Set<string>();
+  const taking = new Map<string, Readonly<Record<string, string>>>();
   await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), { labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}` }, (ns) => {
     const name = ns.metadata?.name;
-    if (name && !excluded.has(name)) taking.add(name);
+    if (name && !excluded.has(name)) taking.set(name, ns.metadata?.labels ?? {});
   });
   return taking;
 }
