@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { INSTALL_NAMES } from '@outrigger/install';
+import { INSTALL_NAMES, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, scaleOutrigger } from './support.ts';
@@ -159,6 +159,12 @@ describe('outrigger check', () => {
       'the exec guard binding changed to only warn',
       () => kubectl(['patch', 'validatingadmissionpolicybinding', INSTALL_NAMES.execGuard, '--type=merge', '-p', JSON.stringify({ spec: { validationActions: ['Warn'] } })]),
       'exec-guard',
+    ],
+    ['the syncer confinement policy deleted', () => kubectl(['delete', 'validatingadmissionpolicy', SYNCER_CONFINEMENT_NAME]), 'syncer-confinement'],
+    [
+      'the syncer confinement binding changed to only audit',
+      () => kubectl(['patch', 'validatingadmissionpolicybinding', SYNCER_CONFINEMENT_NAME, '--type=merge', '-p', JSON.stringify({ spec: { validationActions: ['Audit'] } })]),
+      'syncer-confinement',
     ],
     ["the injector's Service deleted", () => kubectl(['delete', 'service', '-n', OUTRIGGER_NAMESPACE, INSTALL_NAMES.injector]), 'webhook'],
   ])('%s: fails its line, and the fix it prints, run as printed, repairs it and leaves the overlay as it was', async (_fault, fault, check) => {

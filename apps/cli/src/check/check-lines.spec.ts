@@ -49,6 +49,7 @@ const healthy: InstallState = {
   profiles: [PROFILE],
   labelledNamespaces: ['shop'],
   execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
+  syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
   readErrors: [],
 };
@@ -75,6 +76,7 @@ describe('checkLines', () => {
       'profile xxl-job',
       'namespaces',
       'exec-guard',
+      'syncer-confinement',
       'agents-missing',
       'agents-outdated',
     ]);
@@ -106,6 +108,13 @@ describe('checkLines', () => {
   it.each<[string, Partial<InstallState>, string, string]>([
     ['the guard policy deleted', { execGuard: { policies: [], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the guard binding deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the confinement policy deleted', { syncerConfinement: { policies: [], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] } }, 'syncer-confinement', 'outrigger restore -f deploy/base/rbac-syncer/syncer-confinement.yaml'],
+    [
+      'the confinement binding changed to audit',
+      { syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Audit'] }] } },
+      'syncer-confinement',
+      'kubectl replace -f deploy/base/rbac-syncer/syncer-confinement.yaml',
+    ],
     [
       'the guard binding changed to warn',
       { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Warn'] }] } },

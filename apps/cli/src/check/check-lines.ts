@@ -1,4 +1,4 @@
-import { EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
+import { EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import type { InstallState } from './install-state.js';
@@ -28,7 +28,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), syncerConfinement(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -170,6 +170,20 @@ function execGuard({ profiles, execGuard }: InstallState): CheckLine {
     return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
   }
   return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
+}
+
+/** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */
+function syncerConfinement({ syncerConfinement: policy }: InstallState): CheckLine {
+  const unconfined = "the rbac-syncer's writes of bindings are not confined to its own (its RBAC allows deleting any ClusterRoleBinding)";
+  if (policy.policies.length === 0 || policy.bindings.length === 0) {
+    const missing = policy.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
+    return fail('syncer-confinement', `${missing}: ${unconfined}`, 'creates what of the policy is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${SYNCER_CONFINEMENT_FILE}`);
+  }
+  if (!policy.bindings.some((b) => b.actions.includes('Deny'))) {
+    const hint = 'replaces the policy with the one deploy/base ships, which no overlay changes';
+    return fail('syncer-confinement', `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${unconfined}`, hint, `kubectl replace -f ${SYNCER_CONFINEMENT_FILE}`);
+  }
+  return pass('syncer-confinement', `ValidatingAdmissionPolicy ${policy.policies.join(', ')} bound with Deny`);
 }
 
 /** How long agents may stay outdated after their profile changed before check warns: a week of rollouts. */

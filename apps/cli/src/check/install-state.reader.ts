@@ -1,10 +1,10 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions } from '@outrigger/install';
+import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
-import type { ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
+import type { AdmissionPolicyView, ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
@@ -37,8 +37,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   ]);
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
-  const guard = (resource: string) => read<Json>(`${resource} ${guardName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name: guardName }));
-  const [policy, binding] = await Promise.all([guard('validatingadmissionpolicies'), guard('validatingadmissionpolicybindings')]);
+  const [execGuard, syncerConfinement] = await Promise.all([admissionPolicy(read, guardName), admissionPolicy(read, SYNCER_CONFINEMENT_NAME)]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
   const injectorDeployment = deploymentObjs.find((d) => componentOf(d) === 'injector');
@@ -79,12 +78,20 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     leases: leaseObjs.map(leaseView),
     profiles: profileObjs.map(profileView),
     labelledNamespaces: namespaceObjs.map((n) => String(n.metadata?.name)),
-    execGuard: {
-      policies: policy ? [guardName] : [],
-      bindings: binding ? [{ name: guardName, actions: Array.isArray(binding.spec?.validationActions) ? binding.spec.validationActions.map(String) : [] }] : [],
-    },
+    execGuard,
+    syncerConfinement,
     agents,
     readErrors,
+  };
+}
+
+/** A ValidatingAdmissionPolicy and its binding of the same name, as check judges them. */
+async function admissionPolicy(read: <T>(what: string, path: string) => Promise<T | undefined>, name: string): Promise<AdmissionPolicyView> {
+  const get = (resource: string) => read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name }));
+  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies'), get('validatingadmissionpolicybindings')]);
+  return {
+    policies: policy ? [name] : [],
+    bindings: binding ? [{ name, actions: Array.isArray(binding.spec?.validationActions) ? binding.spec.validationActions.map(String) : [] }] : [],
   };
 }
 

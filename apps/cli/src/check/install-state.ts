@@ -22,7 +22,9 @@ export interface InstallState {
   readonly profiles: readonly ProfileView[];
   readonly labelledNamespaces: readonly string[];
   /** The rbac-syncer's exec guard (ValidatingAdmissionPolicy and binding from deploy/). */
-  readonly execGuard: { readonly policies: readonly string[]; readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[] };
+  readonly execGuard: AdmissionPolicyView;
+  /** The policy that confines the rbac-syncer's own writes to its own bindings (deploy/base/rbac-syncer/syncer-confinement.yaml). */
+  readonly syncerConfinement: AdmissionPolicyView;
   /** Every live opted-in pod's agent, per workload (what `outrigger agents -A` shows); undefined when it cannot be read (a read error). */
   readonly agents: AgentScan | undefined;
   /** What could not be read, e.g. `Leases in outrigger-system: 403 Forbidden`: each is a failed line. */
@@ -92,4 +94,10 @@ export interface ProfileView {
   readonly refusal?: string;
   /** The Pod Security level the profile's agent meets, when the spec is valid. */
   readonly podSecurity?: PodSecurityLevel;
+}
+
+/** A ValidatingAdmissionPolicy and its binding, by name: present or not, and the binding's actions. */
+export interface AdmissionPolicyView {
+  readonly policies: readonly string[];
+  readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[];
 }
