@@ -391,6 +391,17 @@ func TestAnUnboundServiceAccountIsAClearFailure(t *testing.T) {
 	}
 }
 
+func TestAnAdmissionDenialIsNotReportedAsMissingRBAC(t *testing.T) {
+	admin := startAdmin(t)
+	agent := startAgent(t, admin, t.TempDir(), nil)
+	agent.kube.Deny = `pods "billing-0" is forbidden: ValidatingAdmissionPolicy 'outrigger-exec-guard' denied request: an agent may exec only into its own pod`
+	agent.call(t, "/run", testToken, shell(1, 82, "echo hi"))
+	c := waitCallback(t, admin, 82)
+	if c.HandleCode != codeFail || !strings.Contains(c.HandleMsg, "refused by admission") || !strings.Contains(c.HandleMsg, "its own pod") || strings.Contains(c.HandleMsg, "not bound") {
+		t.Errorf("callback %+v", c)
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	admin := startAdmin(t)
 	agent := startAgent(t, admin, t.TempDir(), nil)

@@ -112,7 +112,11 @@ func refusal(resp *http.Response, t target) string {
 	}
 	switch resp.StatusCode {
 	case http.StatusForbidden:
-		return fmt.Sprintf("exec into %s forbidden (%s): the pod's ServiceAccount is not bound to the agent's role; the rbac-syncer binds it for opted-in pods (is it running, and is this pod opted in?)", t, msg)
+		// RBAC says "cannot create resource"; an admission policy (the exec guard) says why it denied.
+		if strings.Contains(msg, "cannot create resource") {
+			return fmt.Sprintf("exec into %s forbidden (%s): the pod's ServiceAccount is not bound to the agent's role; the rbac-syncer binds it for opted-in pods (is it running, and is this pod opted in?)", t, msg)
+		}
+		return fmt.Sprintf("exec into %s refused by admission: %s", t, msg)
 	case http.StatusUnauthorized:
 		return fmt.Sprintf("exec into %s: the API server refused the ServiceAccount token (%s)", t, msg)
 	case http.StatusNotFound:

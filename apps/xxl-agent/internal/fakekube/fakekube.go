@@ -23,11 +23,12 @@ import (
 )
 
 // Server is the fake API server. Token is the bearer token it accepts; Forbid makes it refuse
-// every exec as RBAC would.
+// every exec as RBAC would, Deny with this message as an admission policy would.
 type Server struct {
 	*httptest.Server
 	Token  string
 	Forbid bool
+	Deny   string
 	mu     sync.Mutex
 	calls  []Call
 }
@@ -71,6 +72,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Forbid {
 		status(w, http.StatusForbidden, `pods "`+parts[5]+`" is forbidden: User "system:serviceaccount:`+parts[3]+`:default" cannot create resource "pods/exec"`)
+		return
+	}
+	if s.Deny != "" {
+		status(w, http.StatusForbidden, s.Deny)
 		return
 	}
 	if !strings.Contains(r.Header.Get("Sec-WebSocket-Protocol"), "v5.channel.k8s.io") {
