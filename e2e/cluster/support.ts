@@ -120,6 +120,18 @@ export function outrigger(args: readonly string[]): { code: number; stdout: stri
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** `outrigger <args>` like `outrigger`, without blocking the event loop (for load generators running beside it). */
+export async function outriggerAsync(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const main = join(import.meta.dirname, '..', '..', 'apps', 'cli', 'src', 'main.ts');
+  try {
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', '--conditions', 'development', main, ...args, '--kubeconfig', kubeconfigPath], { encoding: 'utf8', cwd: join(import.meta.dirname, '..', '..'), maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(error) };
+  }
+}
+
 /** Scales an Outrigger Deployment and waits until it is there (rolled out) or gone (no pod left). */
 export async function scaleOutrigger(deployment: string, replicas: number): Promise<void> {
   kubectl(['scale', '-n', OUTRIGGER_NAMESPACE, `deployment/${deployment}`, `--replicas=${replicas}`]);

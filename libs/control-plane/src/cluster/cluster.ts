@@ -37,6 +37,8 @@ export interface Cluster {
   readonly binDir: string;
   readonly ca: Issued;
   readonly images: readonly LocalImage[];
+  /** `ctr` for the node's containerd, images namespace k8s.io: e.g. `[...ctr, 'images', 'tag', from, to]` gives the node another tag of an image it has. */
+  readonly ctr: readonly string[];
   /** Runs kubectl against the cluster; throws with kubectl's stderr on failure. */
   kubectl(args: readonly string[], input?: string): string;
   /** kubectl without blocking the event loop (long waits, so signals are still handled). */
@@ -178,7 +180,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await until('kube-controller-manager', started[1] as ManagedProcess, () => kubectl(['get', 'serviceaccount', 'default', '-n', 'default']));
     await until('coredns', coredns, () => host('curl', ['-sf', `http://127.0.0.1:${dnsReady}/ready`]));
     log(`node ${NET.nodeName} is Ready; Kubernetes ${cp.version} at ${cp.server}`);
-    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, kubectl, kubectlAsync, stop };
+    const ctrCommand = [join(containerdDir, 'ctr'), '--address', containerdSocket, '--namespace', 'k8s.io'];
+    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, ctr: ctrCommand, kubectl, kubectlAsync, stop };
   } catch (error) {
     await stop().catch((e: Error) => log(`teardown after the failure: ${e.message}`));
     throw new Error(`the cluster did not start: ${(error as Error).message}`, { cause: error });

@@ -12,6 +12,8 @@ export interface ProvidedCluster {
   readonly binDir: string;
   /** Where the suite keeps what it collects (component logs, events): tmp/cluster-e2e. */
   readonly artifactsDir: string;
+  /** The node's containerd CLI, as a command line (see Cluster.ctr). */
+  readonly ctr: readonly string[];
 }
 
 declare module 'vitest' {
@@ -37,7 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await cluster.stop();
     throw error;
   }
-  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir });
+  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir, ctr: cluster.ctr });
   return async () => {
     collect(cluster, artifactsDir);
     await cluster.stop();

@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { churnPods } from './pod-churn.ts';
+import { agentOf, createNamespace, eventually, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
+
+// Day 2 on a real cluster: the agent's image changes, `outrigger agents` tells which workloads run
+// the earlier one, `outrigger rollout restart` replaces them through their own rollouts while pods
+// keep being created; pods created while the webhook was off are found by `outrigger check` and
+// fixed by the command it prints.
+const AGENT = 'localhost/outrigger/stand-in-agent:local';
+const NEXT = 'localhost/outrigger/stand-in-agent:next';
+const WEBHOOK = 'mutatingwebhookconfiguration/outrigger-injector';
+const OPTED_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://xxl-job-admin.jobs:8080/xxl-job-admin', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'day2' };
+const APP = { name: 'app', image: 'localhost/busybox:local', command: ['sleep', '3600'] };
+
+const template = (app: string) => ({ metadata: { labels: { app }, annotations: OPTED_IN }, spec: { terminationGracePeriodSeconds: 1, containers: [APP] } });
+const workloads = (app: string) => [
+  { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${app}-web` }, spec: { replicas: 3, selector: { matchLabels: { app: `${app}-web` } }, template: template(`${app}-web`) } },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: `${app}-db` }, spec: { replicas: 1, serviceName: `${app}-db`, selector: { matchLabels: { app: `${app}-db` } }, template: template(`${app}-db`) } },
+  { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: `${app}-node` }, spec: { selector: { matchLabels: { app: `${app}-node` } }, template: template(`${app}-node`) } },
+];
+
+interface AgentsJson {
+  readonly pods: number;
+  readonly workloads: readonly { kind: string; name: string; pods: number; current: number; outdated: number; missing: number }[];
+}
+const agents = (ns: string, ...flags: string[]): AgentsJson => {
+  const result = outrigger(['agents', '-n', ns, '-o', 'json', ...flags]);
+  if (result.code !== 0) throw new Error(`outrigger agents: ${result.stderr}`);
+  return JSON.parse(result.stdout) as AgentsJson;
+};
+const counts = (a: AgentsJson) => Object.fromEntries(a.workloads.map((w) => [`${w.kind}/${w.name}`, [w.current, w.outdated, w.missing]]));
+/** The agent image a new pod in `ns` gets (server-side dry run: the webhook runs, nothing is stored). */
+const injectedImage = (ns: string) =>
+  agentOf(JSON.parse(kubectl(['create', '-n', ns, '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', annotations: OPTED_IN }, spec: { containers: [APP] } }))) as PodJson)?.image;
+const setAgentImage = (image: string) => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', JSON.stringify({ spec: { container: { image } } })]);
+const rollouts = (ns: string, app: string) => {
+  for (const w of [`deployment/${app}-web`, `statefulset/${app}-db`, `daemonset/${app}-node`]) kubectl(['rollout', 'status', '-n', ns, w, '--timeout=180s']);
+};
+
+const namespaces: string[] = [];
+afterAll(() => {
+  setAgentImage(AGENT);
+  for (const ns of namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+describe('outdated agents: found, restarted through their workloads while pods keep being created', () => {
+  let ns: string;
+  let churn: string;
+  beforeAll(() => {
+    ns = createNamespace('day2');
+    churn = createNamespace('day2-churn');
+    namespaces.push(ns, churn);
+    kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads('a') }));
+    kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bare', annotations: OPTED_IN }, spec: { terminationGracePeriodSeconds: 1, containers: [APP] } }));
+    rollouts(ns, 'a');
+  });
+
+  it('lists exactly the workloads whose agents the profile change left behind, and restarts them to 0 outdated with 0 failed creates', async () => {
+    expect(counts(agents(ns))).toEqual({ 'DaemonSet/a-node': [1, 0, 0], 'Deployment/a-web': [3, 0, 0], 'Pod/bare': [1, 0, 0], 'StatefulSet/a-db': [1, 0, 0] });
+
+    // Another tag of an image the node has: the agent changes, nothing is pulled.
+    execFileSync(inject('cluster').ctr[0] ?? 'ctr', [...inject('cluster').ctr.slice(1), 'images', 'tag', '--force', AGENT, NEXT], { stdio: 'pipe' });
+    setAgentImage(NEXT);
+    await eventually(() => expect(injectedImage(ns)).toBe(NEXT), 'the injector to inject the changed agent', 60_000);
+
+    const outdated = outrigger(['agents', '-n', ns, '--outdated']);
+    expect(outdated.code, outdated.stderr).toBe(0);
+    expect(outdated.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/).slice(1, 7).join(' '))).toEqual([
+      'DaemonSet/a-node xxl-job 1 0 1 0',
+      'Deployment/a-web xxl-job 3 0 3 0',
+      'Pod/bare xxl-job 1 0 1 0',
+      'StatefulSet/a-db xxl-job 1 0 1 0',
+    ]);
+
+    let stop!: () => void;
+    const window = new Promise<void>((resolve) => (stop = resolve));
+    const load = churnPods(churn, window);
+    const restart = await outriggerAsync(['rollout', 'restart', '--outdated', '-n', ns, '--max-in-flight', '2', '--timeout', '4m']);
+    stop();
+    const churned = await load;
+    expect(restart.code, restart.stdout + restart.stderr).toBe(0);
+    expect(restart.stdout).toContain(`skip     ${ns}/Pod/bare (1 pod): a bare pod: nothing re-creates it`);
+    for (const w of ['Deployment/a-web (3 pods)', 'StatefulSet/a-db (1 pod)', 'DaemonSet/a-node (1 pod)']) expect(restart.stdout).toContain(`restart  ${ns}/${w}`);
+    expect(restart.stdout).toMatch(/\nrestarted 3, failed 0, timed out 0, skipped 1\n$/);
+    expect(churned.created).toBeGreaterThan(0);
+    expect(churned.errors).toEqual([]);
+    expect(churned.failed).toBe(0);
+    expect(churned.withoutAgent).toBe(0);
+
+    await eventually(() => expect(counts(agents(ns, '--outdated'))).toEqual({ 'Pod/bare': [0, 1, 0] }), 'only the bare pod to be outdated', 60_000);
+    expect(counts(agents(ns))).toEqual({ 'DaemonSet/a-node': [1, 0, 0], 'Deployment/a-web': [3, 0, 0], 'Pod/bare': [0, 1, 0], 'StatefulSet/a-db': [1, 0, 0] });
+    for (const app of ['a-web', 'a-db', 'a-node']) for (const pod of pods(ns, `app=${app}`)) expect(agentOf(pod)?.image).toBe(NEXT);
+  });
+});
+
+describe('missing agents: pods created while the webhook was off, found by check, fixed by the command it prints', () => {
+  let ns: string;
+  let failurePolicy: string;
+  beforeAll(() => {
+    ns = createNamespace('day2-missing');
+    namespaces.push(ns);
+    failurePolicy = kubectl(['get', WEBHOOK, '-o', 'jsonpath={.webhooks[0].failurePolicy}']);
+  });
+  afterAll(async () => {
+    kubectl(['patch', WEBHOOK, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/webhooks/0/failurePolicy', value: failurePolicy }])]);
+    await scaleOutrigger('outrigger-injector', 2);
+  });
+
+  it('check fails naming the workload; with the injector back, its fix restarts them with the agent', async () => {
+    kubectl(['patch', WEBHOOK, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Ignore' }])]);
+    await scaleOutrigger('outrigger-injector', 0);
+    kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads('m') }));
+    rollouts(ns, 'm');
+    expect(counts(agents(ns))).toEqual({ 'DaemonSet/m-node': [0, 0, 1], 'Deployment/m-web': [0, 0, 3], 'StatefulSet/m-db': [0, 0, 1] });
+
+    const check = outrigger(['check', '--output', 'json']);
+    expect(check.code).toBe(1);
+    const line = (JSON.parse(check.stdout) as { checks: { check: string; result: string; message: string; fix?: string }[] }).checks.find((c) => c.check === 'agents-missing');
+    expect(line?.result).toBe('fail');
+    expect(line?.message).toMatch(new RegExp(`^5 live opted-in pod\\(s\\) run without their agent, in 3 workload\\(s\\): ${ns}/Deployment/m-web \\(3, xxl-job\\), `));
+    expect(line?.fix).toBe(`outrigger rollout restart --missing -n ${ns}`);
+
+    kubectl(['patch', WEBHOOK, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/webhooks/0/failurePolicy', value: failurePolicy }])]);
+    await scaleOutrigger('outrigger-injector', 2);
+    await eventually(() => expect(injectedImage(ns)).toMatch(/^localhost\/outrigger\/stand-in-agent:/), 'the injector to serve again', 60_000);
+    // The fix exactly as printed.
+    const [tool, ...args] = (line?.fix ?? '').split(' ');
+    expect(tool).toBe('outrigger');
+    const fixed = await outriggerAsync(args);
+    expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
+    expect(fixed.stdout).toMatch(/\nrestarted 3, failed 0, timed out 0, skipped 0\n$/);
+    await eventually(() => expect(counts(agents(ns))).toEqual({ 'DaemonSet/m-node': [1, 0, 0], 'Deployment/m-web': [3, 0, 0], 'StatefulSet/m-db': [1, 0, 0] }), 'every pod to carry the agent', 60_000);
+    const after = (JSON.parse(outrigger(['check', '--output', 'json']).stdout) as { checks: { check: string; result: string }[] }).checks.find((c) => c.check === 'agents-missing');
+    expect(after?.result).toBe('pass');
+  });
+});
