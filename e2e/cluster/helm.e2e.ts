@@ -1,0 +1,77 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot, resolveToolDir } from '@outrigger/control-plane';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { churnPods } from './pod-churn.ts';
+import { boundServiceAccounts, createNamespace, eventually, kubectl, outrigger, OUTRIGGER_NAMESPACE } from './support.ts';
+
+// Outrigger as a platform team installs it with Helm: the chart from deploy/helm/outrigger, the
+// images built from this repository (on the node under their local names).
+const CHART = join(repoRoot(), 'deploy', 'helm', 'outrigger');
+const { kubeconfigPath, ctr } = inject('cluster');
+const SERVICES = { injector: 'injector', rbacSyncer: 'rbac-syncer', certManager: 'cert-manager' };
+const HELM_ENV = { ...process.env, HELM_CACHE_HOME: '/tmp/outrigger-helm/cache', HELM_CONFIG_HOME: '/tmp/outrigger-helm/config', HELM_DATA_HOME: '/tmp/outrigger-helm/data' };
+let helmBin: string;
+
+function images(tag: string): string[] {
+  return Object.entries(SERVICES).flatMap(([key, image]) => ['--set', `images.${key}.repository=localhost/outrigger/${image}`, '--set', `images.${key}.tag=${tag}`]);
+}
+
+function helm(args: readonly string[]): string {
+  try {
+    return execFileSync(helmBin, [...args, '--kubeconfig', kubeconfigPath], { encoding: 'utf8', env: HELM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    throw new Error(`helm ${args.join(' ')}: ${(error as { stderr?: string }).stderr ?? (error as Error).message}`, { cause: error });
+  }
+}
+
+const partOfOutrigger = () =>
+  kubectl(['get', 'deployments,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,namespaces', '-A', '-l', 'app.kubernetes.io/part-of=outrigger', '-o', 'name']).trim();
+
+beforeAll(async () => {
+  helmBin = join(await resolveToolDir('OUTRIGGER_HELM_BIN', 'tools/helm/helm/build.sh', ['helm']), 'helm');
+});
+
+describe('Outrigger installed with Helm', () => {
+  it('helm install: every Deployment rolls out and outrigger check passes', async () => {
+    helm(['install', 'outrigger', CHART, '--namespace', 'default', '--wait', '--timeout', '8m', ...images('local')]);
+    await eventually(() => {
+      const check = outrigger(['check']);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
+    }, 'outrigger check to pass');
+  });
+
+  it('helm upgrade to other images while pods are created throughout: 0 failed creates, every pod with its agent', async () => {
+    for (const image of Object.values(SERVICES)) execFileSync(ctr[0] as string, [...ctr.slice(1), 'images', 'tag', '--force', `localhost/outrigger/${image}:local`, `localhost/outrigger/${image}:helm-upgrade`]);
+    const ns = createNamespace('helm-churn');
+    const upgrade = promisify(execFile)(helmBin, ['upgrade', 'outrigger', CHART, '--namespace', 'default', '--wait', '--timeout', '8m', ...images('helm-upgrade'), '--kubeconfig', kubeconfigPath], { env: HELM_ENV });
+    const churn = await churnPods(ns, upgrade);
+    await upgrade;
+    expect(churn.errors).toEqual([]);
+    expect(churn.failed).toBe(0);
+    expect(churn.withoutAgent).toBe(0);
+    expect(churn.created).toBeGreaterThan(0);
+    const deployed = kubectl(['get', 'deployments', '-n', OUTRIGGER_NAMESPACE, '-o', 'jsonpath={.items[*].spec.template.spec.containers[0].image}']).split(' ');
+    expect(deployed.sort()).toEqual(Object.values(SERVICES).map((s) => `localhost/outrigger/${s}:helm-upgrade`).sort());
+  });
+
+  it('outrigger uninstall, then helm uninstall: nothing labelled part-of Outrigger and no agent binding is left', async () => {
+    // An injected pod whose ServiceAccount the rbac-syncer binds (never scheduled: the node is spared).
+    const ns = createNamespace('helm-bound');
+    kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'bound', annotations: { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://xxl-job-admin.jobs:8080/xxl-job-admin', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'bound' } },
+      spec: { schedulingGates: [{ name: 'outrigger.dev/never' }], containers: [{ name: 'app', image: 'localhost/busybox:local' }] },
+    }));
+    await eventually(() => expect(boundServiceAccounts().some((sa) => sa.startsWith(`${ns}/`))).toBe(true), 'the rbac-syncer to bind the pod');
+    const uninstall = outrigger(['uninstall']);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    helm(['uninstall', 'outrigger', '--namespace', 'default', '--wait']);
+    expect(() => helm(['status', 'outrigger', '--namespace', 'default'])).toThrow(/release: not found/);
+    await eventually(() => expect(partOfOutrigger()).toBe(''), 'nothing labelled part-of Outrigger');
+    expect(kubectl(['get', 'clusterroles,clusterrolebindings,rolebindings', '-A', '-l', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer', '-o', 'name']).trim()).toBe('');
+    expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).not.toContain('agentprofiles.outrigger.dev');
+  });
+});
