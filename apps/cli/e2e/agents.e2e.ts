@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { type KubeClient, type KubeRequest, loadKubeClient } from '@outrigger/kube';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scanAgents } from '../src/agents/agent-scan.reader.js';
 
 // `outrigger agents` and `outrigger rollout restart` on a real API server: real owner chains
@@ -103,6 +103,12 @@ beforeAll(() => {
   createPods(pods('plain', 3, undefined, {}), null);
   createPods(pods('finished', 1), null);
   kubectl(['-n', NS, 'patch', 'pod', 'finished-0', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Succeeded"}}']);
+});
+
+// The other suites of this run share the API server (standalone.e2e.ts checks a cluster without Outrigger).
+afterAll(() => {
+  kubectl(['delete', 'namespace', NS, `${NS}-unlabelled`, '--wait=false']);
+  kubectl(['delete', '-f', CRD, '--wait=true']);
 });
 
 const EXPECTED = [
