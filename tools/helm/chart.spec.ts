@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
@@ -96,9 +96,10 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     const env = `injector=ghcr.io/acme/injector@${digest('1')}\nrbac-syncer=ghcr.io/acme/rbac-syncer@${digest('2')}\ncert-manager=ghcr.io/acme/cert-manager@${digest('3')}\nxxl-agent=ghcr.io/acme/xxl-agent@${digest('4')}\n`;
     const pinned = pinDigests(values, env);
     expect(pinned).toContain('# createNamespace');
-    const file = join(mkdtempSync(join(tmpdir(), 'outrigger-values-')), 'values.yaml');
-    writeFileSync(file, pinned);
-    const result = runHelm(['template', 'outrigger', CHART_DIR, '-f', file]);
+    const dir = mkdtempSync(join(tmpdir(), 'outrigger-values-'));
+    writeFileSync(join(dir, 'values.yaml'), pinned);
+    const result = runHelm(['template', 'outrigger', CHART_DIR, '-f', join(dir, 'values.yaml')]);
+    rmSync(dir, { recursive: true });
     expect(result.status, result.stderr).toBe(0);
     for (const [app, c] of [['injector', '1'], ['rbac-syncer', '2'], ['cert-manager', '3'], ['xxl-agent', '4']] as const) expect(result.stdout).toContain(`image: ghcr.io/acme/${app}@${digest(c)}`);
     expect(() => pinDigests(values, env.split('\n').slice(1).join('\n'))).toThrow('digests: no digest for injector');
