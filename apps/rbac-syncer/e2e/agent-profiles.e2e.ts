@@ -34,6 +34,13 @@ interface Status {
   conditions?: { type: string; status: string; reason: string; message: string; observedGeneration?: number }[];
 }
 
+/** The profile's spec exactly as given (a replace drops what earlier patches set), created if it is not there. */
+function putProfile(spec: AgentProfile): void {
+  const yaml = stringify(agentProfileObject(spec));
+  const exists = kubectl(['get', 'agentprofile', spec.name, '--ignore-not-found', '-o', 'name']).trim() !== '';
+  kubectl([exists ? 'replace' : 'create', '-f', '-'], yaml);
+}
+
 const status = async (): Promise<Status> => (JSON.parse(kubectl(['get', 'agentprofile', profile.name, '-o', 'json'])) as { status?: Status }).status ?? {};
 const condition = (s: Status, type: string) => s.conditions?.find((c) => c.type === type);
 
@@ -218,7 +225,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'early' } } });
     // The profile as at first (an earlier test left an invalid generation), staging a new image for this namespace.
     const staged = agentProfileSchema.parse({ ...profile, canary: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, image: `${profile.container.image}-next` } });
-    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(staged)));
+    putProfile(staged);
     const generation = Number(kubectl(['get', 'agentprofile', profile.name, '-o', 'jsonpath={.metadata.generation}']));
     await eventually(status, (s) => condition(s, 'Accepted')?.observedGeneration === generation && condition(s, 'Accepted')?.status === 'True', 'the staged change accepted');
     // The pod as the injector admits it in that namespace: with the canary agent.
@@ -250,7 +257,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     const [inside, outside] = [await createTestNamespace(kc, 'scope-in', { ...LABELS, team: 'jobs' }), await createTestNamespace(kc, 'scope-out', LABELS)];
     namespaces.push(inside, outside);
     const scoped = agentProfileSchema.parse({ ...profile, namespaceSelector: { matchLabels: { team: 'jobs' } } });
-    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(scoped)));
+    putProfile(scoped);
     // Pods as the webhook injected them before the scope (the selector changes nothing of the agent): both carry it.
     await createPod(kc, inside, 'default', true, profile);
     await createPod(kc, outside, 'default', true, profile);
@@ -265,7 +272,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     await eventually(() => bindingSubjects(kc, NAME), (s) => !s.includes(sa(inside)), 'the namespace labelled out unbound');
     await eventually(status, (s) => s.namespaces === 0, 'no namespace selected');
     // Unscoped again: every labelled namespace takes part.
-    kubectl(['replace', '-f', '-'], stringify(agentProfileObject(profile)));
+    putProfile(profile);
     await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(outside)), 'the profile unscoped binding everywhere');
   });
 
