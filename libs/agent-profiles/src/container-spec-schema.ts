@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, isDnsLabel, isDnsSubdomain, QUANTITY, SERVICE_ACCOUNT_TOKEN_PATH } from '@outrigger/admission';
+import { DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, QUANTITY, SERVICE_ACCOUNT_TOKEN_PATH } from '@outrigger/admission';
+import { dnsLabel, dnsSubdomain } from './name-schemas.js';
 import { celRule, celString, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 
 /**
@@ -11,15 +12,6 @@ import { celRule, celString, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './c
  * names it in `dangerouslyAllowNodeAccess`.
  */
 
-// Kept local (not imported from profile-schema.ts) so that file can import this one.
-const dnsLabel = z
-  .string()
-  .refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' })
-  .meta({ pattern: DNS_LABEL.source, maxLength: DNS_LABEL_MAX });
-const dnsSubdomain = z
-  .string()
-  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' })
-  .meta({ pattern: DNS_SUBDOMAIN.source, maxLength: DNS_SUBDOMAIN_MAX });
 
 /** A ConfigMap or Secret key (validation.IsConfigMapKey). */
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;

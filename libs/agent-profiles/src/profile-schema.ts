@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DNS_LABEL, DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsLabel, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
+import { DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
 import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, NODE_ACCESS_OPT_OUT_FIELD, nodeAccessOptOutSchema, readinessProbeSchema, restartingProbeSchema, volumeMountSchema, volumesSchema } from './container-spec-schema.js';
 import { CANARY_FIELDS } from './canary.js';
 import { labelSelectorSchema } from './label-selector.js';
+import { dnsLabel, dnsSubdomain } from './name-schemas.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
 import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
@@ -36,14 +37,6 @@ const RESERVED_PREFIX = /(^|\.)(kubernetes\.io|k8s\.io)\/$|^outrigger\.dev\/$/;
 
 // Each rule once, for both validators: the zod check (the services) and, in .meta(), the same
 // constant as the CRD's pattern/maxLength or a CEL rule beside it (the API server).
-const dnsLabel = z
-  .string()
-  .refine(isDnsLabel, { error: 'must be a DNS label (lowercase letters, digits and "-", at most 63)' })
-  .meta({ pattern: DNS_LABEL.source, maxLength: DNS_LABEL_MAX });
-const dnsSubdomain = z
-  .string()
-  .refine(isDnsSubdomain, { error: 'must be a DNS subdomain (lowercase letters, digits, "-" and ".", at most 253)' })
-  .meta({ pattern: DNS_SUBDOMAIN.source, maxLength: DNS_SUBDOMAIN_MAX });
 const envName = z.string().regex(ENV_VAR_NAME, { error: 'must be an environment variable name like MY_VAR' }).meta({ maxLength: NAME_MAX });
 const quantity = z.union([
   z.string().regex(QUANTITY, { error: 'must be a Kubernetes quantity like 100m or 64Mi' }),
