@@ -112,8 +112,9 @@ func refusal(resp *http.Response, t target) string {
 	}
 	switch resp.StatusCode {
 	case http.StatusForbidden:
-		// RBAC says "cannot create resource"; an admission policy (the exec guard) says why it denied.
-		if strings.Contains(msg, "cannot create resource") {
+		// RBAC says "cannot get|create resource "pods/exec"" (a WebSocket exec is authorized as
+		// get, and as create too); an admission policy (the exec guard) says why it denied.
+		if strings.Contains(msg, ` resource "pods/exec"`) && strings.Contains(msg, " cannot ") {
 			return fmt.Sprintf("exec into %s forbidden (%s): the pod's ServiceAccount is not bound to the agent's role; the rbac-syncer binds it for opted-in pods (is it running, and is this pod opted in?)", t, msg)
 		}
 		return fmt.Sprintf("exec into %s refused by admission: %s", t, msg)
