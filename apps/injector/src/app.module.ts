@@ -7,7 +7,6 @@ import { type InjectorConfig, injectorConfig } from './config/injector.config.js
 import { InjectorHealth } from './health/injector.health.js';
 import { InjectorMetrics } from './metrics/injector.metrics.js';
 import { InjectionNamespacesService } from './namespaces/injection-namespaces.service.js';
-import { NamespacePodSecurityService } from './namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from './profiles/profiles.service.js';
 import { HttpsHandshakeCertificates } from './tls/https-handshake.js';
 import { ServingCertificateSource } from './tls/serving-certificate.source.js';
@@ -25,6 +24,6 @@ import { ServingCertificateSource } from './tls/serving-certificate.source.js';
     }),
     MetricsModule,
   ],
-  providers: [MutateRoute, AdmissionService, ProfilesService, NamespacePodSecurityService, InjectionNamespacesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
+  providers: [MutateRoute, AdmissionService, ProfilesService, InjectionNamespacesService, ServingCertificateSource, HttpsHandshakeCertificates, InjectorHealth, InjectorMetrics],
 })
 export class AppModule {}

@@ -6,7 +6,6 @@ import { injectorConfig, type InjectorConfig } from '../config/injector.config.j
 import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectorMetrics, type AdmissionOutcome } from '../metrics/injector.metrics.js';
 import { InjectionNamespacesService } from '../namespaces/injection-namespaces.service.js';
-import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 
 const JSON_CONTENT_TYPE = /^application\/json\s*(;|$)/i;
@@ -27,11 +26,10 @@ export class AdmissionService {
     @Inject(injectorConfig.KEY) config: InjectorConfig,
     private readonly metrics: InjectorMetrics,
     private readonly profiles: ProfilesService,
-    namespaces: NamespacePodSecurityService,
     private readonly injectionNamespaces: InjectionNamespacesService,
   ) {
     const protectedNamespaces = protectedNamespacesFor(config.ownNamespace);
-    const namespacePodSecurity = (namespace: string) => namespaces.enforced(namespace);
+    const namespacePodSecurity = (namespace: string) => injectionNamespaces.enforced(namespace);
     const namespaceAnnotations = (namespace: string) => injectionNamespaces.annotations(namespace);
     const namespaceLabels = (namespace: string) => injectionNamespaces.labels(namespace);
     this.build = (agents) => [sidecarExtension({ profiles: agents, injectorVersion: INJECTOR_VERSION, protectedNamespaces, namespacePodSecurity, namespaceAnnotations, namespaceLabels })];

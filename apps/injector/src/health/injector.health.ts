@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
 import { InjectionNamespacesService } from '../namespaces/injection-namespaces.service.js';
-import { NamespacePodSecurityService } from '../namespaces/namespace-pod-security.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
 
@@ -12,8 +11,7 @@ export class InjectorHealth implements HealthChecks {
     private readonly indicators: HealthIndicatorService,
     private readonly profilesService: ProfilesService,
     private readonly certificates: ServingCertificateSource,
-    private readonly namespaces: NamespacePodSecurityService,
-    private readonly namespaceAnnotations: InjectionNamespacesService,
+    private readonly namespaces: InjectionNamespacesService,
   ) {}
 
   /** The process serves requests: nothing external, so a restart can fix what fails here. */
@@ -35,13 +33,11 @@ export class InjectorHealth implements HealthChecks {
     return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name), generations: Object.fromEntries(this.profilesService.generations()) });
   }
 
-  /** Until listed, a pod could pass the webhook and then fail Pod Security over the agent. */
+  /** Until listed, a pod could pass the webhook and then fail Pod Security over the agent, or miss its namespace's resource defaults or canary. */
   podSecurityLevels() {
     const check = this.indicators.check('namespaces');
     const reason = this.namespaces.notReadyReason();
-    // Until listed, a pod could get its agent without its namespace's resource defaults or canary.
-    const defaults = reason ?? this.namespaceAnnotations.notReadyReason();
-    if (defaults) return check.down({ reason: defaults });
+    if (reason) return check.down({ reason });
     return check.up({ podSecurityLabels: this.namespaces.watched() ? 'watched' : 'not read (PROFILES_FILE)' });
   }
 

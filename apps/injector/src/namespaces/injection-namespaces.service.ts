@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { OVERRIDABLE_RESOURCES } from '@outrigger/agent-profiles';
+import { OVERRIDABLE_RESOURCES, parsePodSecurityLevel, POD_SECURITY_ENFORCE_LABEL, type PodSecurityLevel } from '@outrigger/agent-profiles';
 import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
@@ -17,11 +17,13 @@ interface InjectionNamespace {
 }
 
 /**
- * The namespaces labelled for injection, from one watch: their labels (a profile's canary reaches
- * exactly the namespaces its selector picks) and the agents' resource defaults they set by
- * annotation (a pod gets them unless it sets its own). Labels and annotations on a namespace are
- * set by whoever may edit namespaces, not by its tenants. Watched only where the injector reads
- * the API (PROFILES_FILE unset); with PROFILES_FILE no namespace gets a canary or a default.
+ * The namespaces labelled for injection (the only ones the webhook is called for), from one watch:
+ * their labels (where a scoped profile applies, which get a profile's canary, the Pod Security
+ * level they enforce, so that the webhook refuses an agent the namespace would refuse, naming the
+ * profile) and the agents' resource defaults they set by annotation (a pod gets them unless it
+ * sets its own). Labels and annotations on a namespace are set by whoever may edit namespaces, not
+ * by its tenants. Watched only where the injector reads the API (PROFILES_FILE unset); with
+ * PROFILES_FILE no namespace gets a canary or a default, and none is refused for its level.
  */
 @Injectable()
 export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy {
@@ -55,6 +57,16 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
     return this.reflector?.get(namespace)?.labels;
   }
 
+  /** The Pod Security level `namespace` enforces; undefined when it has no (known) level or nothing is watched. */
+  enforced(namespace: string): PodSecurityLevel | undefined {
+    return parsePodSecurityLevel(this.labels(namespace)?.[POD_SECURITY_ENFORCE_LABEL]);
+  }
+
+  /** Whether namespaces are watched at all (PROFILES_FILE unset). */
+  watched(): boolean {
+    return this.reflector !== undefined;
+  }
+
   /** The resource-default annotations of `namespace`; undefined when it is not labelled for injection or nothing is watched. */
   annotations(namespace: string): Readonly<Record<string, string>> | undefined {
     return this.reflector?.get(namespace)?.resourceDefaults;
@@ -64,6 +76,6 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
   notReadyReason(): string | undefined {
     const status = this.reflector?.status();
     if (!status || status.hasSynced) return undefined;
-    return `the namespaces labelled for injection (their canary labels and the agents' resource defaults) are not known yet: ${status.lastError ?? 'the namespace list has not completed yet'}`;
+    return `the namespaces labelled for injection (their Pod Security levels, labels and the agents' resource defaults) are not known yet: ${status.lastError ?? 'the namespace list has not completed yet'}`;
   }
 }
