@@ -38,6 +38,9 @@ const rollouts = (ns: string, app: string) => {
   for (const w of [`deployment/${app}-web`, `statefulset/${app}-db`, `daemonset/${app}-node`]) kubectl(['rollout', 'status', '-n', ns, w, '--timeout=180s']);
 };
 
+/** The AgentProfile's counts (status.agents, the rbac-syncer's): cluster-wide, so other suites' pods count too. */
+const profileCounts = () => (JSON.parse(kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'json'])) as { status?: { agents?: { current: number; outdated: number; missing: number } } }).status?.agents ?? { current: 0, outdated: 0, missing: 0 };
+
 const namespaces: string[] = [];
 afterAll(() => {
   setAgentImage(AGENT);
@@ -63,6 +66,13 @@ describe('outdated agents: found, restarted through their workloads while pods k
     execFileSync(inject('cluster').ctr[0] ?? 'ctr', [...inject('cluster').ctr.slice(1), 'images', 'tag', '--force', AGENT, NEXT], { stdio: 'pipe' });
     setAgentImage(NEXT);
     await eventually(() => expect(injectedImage(ns)).toBe(NEXT), 'the injector to inject the changed agent', 60_000);
+
+    // The status counts them as outdated within seconds (at least these 6 pods).
+    const before = await eventually(() => {
+      const c = profileCounts();
+      expect(c.outdated).toBeGreaterThanOrEqual(6);
+      return c;
+    }, 'the status to count the outdated pods', 30_000);
 
     const outdated = outrigger(['agents', '-n', ns, '--outdated']);
     expect(outdated.code, outdated.stderr).toBe(0);
@@ -90,6 +100,8 @@ describe('outdated agents: found, restarted through their workloads while pods k
 
     await eventually(() => expect(counts(agents(ns, '--outdated'))).toEqual({ 'Pod/bare': [0, 1, 0] }), 'only the bare pod to be outdated', 60_000);
     expect(counts(agents(ns))).toEqual({ 'DaemonSet/a-node': [1, 0, 0], 'Deployment/a-web': [3, 0, 0], 'Pod/bare': [0, 1, 0], 'StatefulSet/a-db': [1, 0, 0] });
+    // And so does the status: the 5 restarted pods are no longer outdated.
+    await eventually(() => expect(profileCounts().outdated).toBeLessThanOrEqual(before.outdated - 5), 'the status to count them current', 30_000);
     for (const app of ['a-web', 'a-db', 'a-node']) for (const pod of pods(ns, `app=${app}`)) expect(agentOf(pod)?.image).toBe(NEXT);
   });
 });
@@ -114,6 +126,18 @@ describe('missing agents: pods created while the webhook was off, found by check
     rollouts(ns, 'm');
     expect(counts(agents(ns))).toEqual({ 'DaemonSet/m-node': [0, 0, 1], 'Deployment/m-web': [0, 0, 3], 'StatefulSet/m-db': [0, 0, 1] });
 
+    // The status counts them, and the owner hears of it: a Warning on the Deployment, not its ReplicaSet.
+    const missingBefore = await eventually(() => {
+      const c = profileCounts();
+      expect(c.missing).toBeGreaterThanOrEqual(5);
+      return c.missing;
+    }, 'the status to count the missing agents', 30_000);
+    await eventually(() => {
+      const events = JSON.parse(kubectl(['get', 'events', '-n', ns, '--field-selector', 'reason=AgentMissing,involvedObject.kind=Deployment', '-o', 'json'])) as { items: { involvedObject: { name: string }; type: string; message: string }[] };
+      expect(events.items.map((e) => [e.involvedObject.name, e.type])).toContainEqual(['m-web', 'Warning']);
+      expect(events.items[0]?.message).toContain(`outrigger rollout restart --missing -n ${ns}`);
+    }, 'an AgentMissing event on the Deployment', 30_000);
+
     const check = outrigger(['check', '--output', 'json']);
     expect(check.code).toBe(1);
     const line = (JSON.parse(check.stdout) as { checks: { check: string; result: string; message: string; fix?: string }[] }).checks.find((c) => c.check === 'agents-missing');
@@ -131,6 +155,7 @@ describe('missing agents: pods created while the webhook was off, found by check
     expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
     expect(fixed.stdout).toMatch(/\nrestarted 3, failed 0, timed out 0, skipped 0\n$/);
     await eventually(() => expect(counts(agents(ns))).toEqual({ 'DaemonSet/m-node': [1, 0, 0], 'Deployment/m-web': [3, 0, 0], 'StatefulSet/m-db': [1, 0, 0] }), 'every pod to carry the agent', 60_000);
+    await eventually(() => expect(profileCounts().missing).toBeLessThanOrEqual(missingBefore - 5), 'the status to count them current', 30_000);
     const after = (JSON.parse(outrigger(['check', '--output', 'json']).stdout) as { checks: { check: string; result: string }[] }).checks.find((c) => c.check === 'agents-missing');
     expect(after?.result).toBe('pass');
   });
