@@ -1,9 +1,6 @@
 import { type LabelSelector, selectsLabels } from './label-selector.js';
 import type { AgentProfile } from './profile-schema.js';
 
-/** The agent fields a canary may change: what an upgrade changes, nothing that widens what the agent may do. */
-export const CANARY_FIELDS = ['image', 'imagePullPolicy', 'command', 'args', 'env', 'resources'] as const;
-
 /**
  * The two agents a profile injects while a change is staged: `stable` for every namespace, and
  * `canary` (the container with the canary's fields) for the namespaces its selector picks. Each

@@ -59,7 +59,8 @@ export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
 export { OVERRIDABLE_RESOURCES, type OverridableResource, quantityValue, type ResourceOverrides } from './resource-overrides.js';
 export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from './synced-rbac-labels.js';
 // A staged agent change: which agent a namespace gets while a profile has a canary
-export { agentFor, agentVariants, type AgentVariants, CANARY_FIELDS } from './canary.js';
+export { agentFor, agentVariants, type AgentVariants } from './canary.js';
+export { CANARY_FIELDS } from './profile-schema.js';
 export { type LabelSelector, labelSelectorSchema, selectsLabels } from './label-selector.js';
 // Where a profile applies: the namespaces its namespaceSelector picks among those labelled for injection
 export { profileAppliesIn } from './profile-scope.js';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { DNS_LABEL_MAX, DNS_SUBDOMAIN, DNS_SUBDOMAIN_MAX, ENV_FIELD_PATH, ENV_VAR_NAME, INJECT_ANNOTATION, isAnnotationPrefix, isDnsSubdomain, isQualifiedNamePart, PORT_NAME, PORT_NAME_MAX, QUALIFIED_NAME_PART, QUALIFIED_NAME_PART_MAX, QUANTITY } from '@outrigger/admission';
 import { envFromSchema, envVarSchema, imagePullSecretsSchema, lifecycleSchema, NODE_ACCESS_OPT_OUT_FIELD, nodeAccessOptOutSchema, readinessProbeSchema, restartingProbeSchema, volumeMountSchema, volumesSchema } from './container-spec-schema.js';
-import { CANARY_FIELDS } from './canary.js';
 import { labelSelectorSchema } from './label-selector.js';
 import { dnsLabel, dnsSubdomain } from './name-schemas.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
@@ -228,6 +227,9 @@ const serviceAccountTokenSchema = z
     if (podMayKeepToken && !agentOnly) ctx.addIssue({ code: 'custom', path: ['podMayKeepToken'], message: POD_MAY_KEEP_TOKEN_ALONE });
   })
   .meta({ 'x-kubernetes-validations': [celRule('!(has(self.podMayKeepToken) && self.podMayKeepToken) || (has(self.agentOnly) && self.agentOnly)', POD_MAY_KEEP_TOKEN_ALONE, '.podMayKeepToken')] });
+
+/** The agent fields a canary may change: what an upgrade changes, nothing that widens what the agent may do. */
+export const CANARY_FIELDS = ['image', 'imagePullPolicy', 'command', 'args', 'env', 'resources'] as const;
 
 /** A staged change of the agent (canary.ts): some container fields, for the namespaces the selector picks. */
 const CANARY_EMPTY = `must change at least one of ${CANARY_FIELDS.join(', ')}`;
