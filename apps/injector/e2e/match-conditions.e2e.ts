@@ -1,15 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
-import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
-import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { referenceProfile } from '@outrigger/agent-profiles';
+import { createTestNamespace, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
-import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startWebhookInjector } from './webhook-injector.js';
 
 // The webhook's `marked-pods` match condition on a real kube-apiserver: a pod in a labelled
 // namespace that neither opts in nor carries anything the forged-agent refusal needs never
@@ -60,29 +57,10 @@ async function create(namespace: string, body: V1Pod): Promise<{ calls: number; 
 }
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'injector-marked-'));
-  const ca = issueCertificate({ commonName: 'e2e-ca', usage: 'ca', lifetimeMs: 86_400_000 });
-  const leaf = issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 86_400_000, ipAddresses: ['127.0.0.1'] });
-  writeFileSync(join(dir, 'tls.crt'), leaf.cert);
-  writeFileSync(join(dir, 'tls.key'), leaf.key);
-  const port = await freePort();
-  injectorUrl = `https://127.0.0.1:${port}`;
-  injectorCa = ca.cert;
-  injector = await startApp('injector', {
-    env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
-    readyUrl: `https://127.0.0.1:${port}/readyz`,
-    ca: ca.cert,
-    logFile: join(dir, 'injector.log'),
-  });
-  const configuration = buildMutatingWebhookConfiguration({
-    name: webhookName,
-    installNamespace: 'outrigger-system',
-    client: { mode: 'url', port },
-    caBundle: encodeCaBundle(ca.cert),
-    failurePolicy: 'Fail',
-    skipUnmarkedPods: { agentContainerNames: [AGENT] },
-  });
-  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
+  const started = await startWebhookInjector(admissionApi, webhookName, { skipUnmarkedPods: { agentContainerNames: [AGENT] } });
+  injector = started.process;
+  injectorUrl = started.url;
+  injectorCa = started.ca;
   const probe = await createTestNamespace(kc, 'marked-probe', enabled);
   for (let attempt = 0; ; attempt++) {
     const created = await core.createNamespacedPod({ namespace: probe, body: pod(optedIn), dryRun: 'All' });

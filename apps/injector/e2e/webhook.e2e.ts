@@ -1,15 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { createTestNamespace, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
-import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startWebhookInjector } from './webhook-injector.js';
 
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
@@ -45,28 +41,10 @@ async function createError(namespace: string, body: V1Pod): Promise<string> {
 }
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'injector-e2e-'));
-  const ca = issueCertificate({ commonName: 'e2e-ca', usage: 'ca', lifetimeMs: 86_400_000 });
-  const leaf = issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 86_400_000, ipAddresses: ['127.0.0.1'] });
-  writeFileSync(join(dir, 'tls.crt'), leaf.cert);
-  writeFileSync(join(dir, 'tls.key'), leaf.key);
-  const port = await freePort();
-  injectorUrl = `https://127.0.0.1:${port}`;
-  injectorCa = ca.cert;
-  injector = await startApp('injector', {
-    env: { PORT: String(port), PROFILES_FILE: REFERENCE_PROFILE_FILE, TLS_CERT_FILE: join(dir, 'tls.crt'), TLS_KEY_FILE: join(dir, 'tls.key'), POD_NAMESPACE: 'outrigger-system' },
-    readyUrl: `https://127.0.0.1:${port}/readyz`,
-    ca: ca.cert,
-    logFile: join(dir, 'injector.log'),
-  });
-  const configuration = buildMutatingWebhookConfiguration({
-    name: webhookName,
-    installNamespace: 'outrigger-system',
-    client: { mode: 'url', port },
-    caBundle: encodeCaBundle(ca.cert),
-    failurePolicy: 'Fail',
-  });
-  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
+  const started = await startWebhookInjector(admissionApi, webhookName);
+  injector = started.process;
+  injectorUrl = started.url;
+  injectorCa = started.ca;
 
   // The API server picks up new webhook configurations asynchronously: wait until a dry-run create is mutated.
   const probe = await createTestNamespace(kc, 'probe', enabled);
