@@ -8,4 +8,11 @@ source tools/node-env.sh
 bash tools/setup.sh
 bash tools/setup-cluster.sh
 export NX_NO_CLOUD=true NX_TUI=false NX_DAEMON=false
-npx nx run-many -t lint typecheck test build e2e --outputStyle=static "$@"
+log=$(mktemp -t outrigger-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+if npx nx run-many -t lint typecheck test build e2e --outputStyle=static "$@" 2>&1 | tee "$log"; then exit 0; fi
+# CI keeps only the end of the output: repeat each failure where it will be read.
+echo
+echo "=== failures (repeated from above) ==="
+grep -a -A 12 -E 'FAIL |Error:|error TS|✖|[0-9]+ problems?' "$log" | sed 's/\x1b\[[0-9;]*m//g' | head -n 300
+exit 1

@@ -7,6 +7,7 @@ import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/contro
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningInjector, startInjector } from './fuzz/injector-process.js';
+import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.js';
 
 // What the agent may hold and where it may run, through a real kube-apiserver: the agent alone
 // holds the ServiceAccount token (serviceAccountToken.agentOnly), and an agent below a namespace's
@@ -32,6 +33,7 @@ const PROFILES = [
   profile('baseline-agent', { dangerouslyAllowPodSecurity: 'baseline' }, null),
 ];
 let injector: RunningInjector;
+let webhookProbe: WebhookProbe | undefined;
 
 function kubectl(args: readonly string[], input?: string): string {
   return execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, ...args], { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -98,17 +100,13 @@ beforeAll(async () => {
   });
   const port = Number(new URL(injector.baseUrl).port);
   const configuration = buildMutatingWebhookConfiguration({ name: webhookName, installNamespace: 'outrigger-system', client: { mode: 'url', port }, caBundle: encodeCaBundle(injector.ca), failurePolicy: 'Fail' });
-  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
-  // The API server picks up new webhook configurations asynchronously: wait until a dry run is mutated.
   const probe = await createTestNamespace(kc, 'confine-probe', enabled);
-  await until('the webhook to take effect', async () => {
-    const created = await core.createNamespacedPod({ namespace: probe, body: pod('probe', { 'outrigger.dev/inject': 'shared' }), dryRun: 'All' });
-    return created.spec?.containers.some((c) => c.name === 'shared-agent') ? true : undefined;
-  });
+  webhookProbe = { namespace: probe, pod: pod('probe', { 'outrigger.dev/inject': 'shared' }), agent: 'shared-agent' };
+  await registerWebhook(admissionApi, core, configuration, webhookProbe);
 });
 
 afterAll(async () => {
-  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+  await unregisterWebhook(admissionApi, core, webhookName, webhookProbe);
   await injector?.process.stop();
   kubectl(['delete', '--ignore-not-found', 'agentprofile', ...PROFILES.map((p) => (p as { metadata: { name: string } }).metadata.name)]);
 });

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
-import { AdmissionregistrationV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { referenceProfile } from '@outrigger/agent-profiles';
-import { createTestNamespace, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWebhookInjector } from './webhook-injector.js';
+import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
 // The webhook's `marked-pods` match condition on a real kube-apiserver: a pod in a labelled
 // namespace that neither opts in nor carries anything the forged-agent refusal needs never
@@ -14,11 +14,10 @@ import { startWebhookInjector } from './webhook-injector.js';
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
-const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-marked-${randomBytes(3).toString('hex')}`;
 const AGENT = referenceProfile().container.name;
-let injector: ManagedProcess;
+let started: WebhookInjector | undefined;
 let injectorUrl: string;
 let injectorCa: string;
 
@@ -57,22 +56,14 @@ async function create(namespace: string, body: V1Pod): Promise<{ calls: number; 
 }
 
 beforeAll(async () => {
-  const started = await startWebhookInjector(admissionApi, webhookName, { skipUnmarkedPods: { agentContainerNames: [AGENT] } });
-  injector = started.process;
+  const probe = await createTestNamespace(kc, 'marked-probe', enabled);
+  started = await startWebhookInjector(kc, webhookName, { namespace: probe, pod: pod(optedIn), agent: AGENT }, { skipUnmarkedPods: { agentContainerNames: [AGENT] } });
   injectorUrl = started.url;
   injectorCa = started.ca;
-  const probe = await createTestNamespace(kc, 'marked-probe', enabled);
-  for (let attempt = 0; ; attempt++) {
-    const created = await core.createNamespacedPod({ namespace: probe, body: pod(optedIn), dryRun: 'All' });
-    if (created.spec?.containers.some((c) => c.name === AGENT)) break;
-    if (attempt > 100) throw new Error('the webhook never took effect');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 });
 
 afterAll(async () => {
-  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
-  await injector?.stop();
+  await started?.stop();
 });
 
 describe('the marked-pods match condition on a real kube-apiserver', () => {

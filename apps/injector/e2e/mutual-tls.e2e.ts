@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:https';
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './fuzz/injector-process.ts';
+import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.ts';
 
 // The injector with CLIENT_CA_FILE: only callers with a certificate from that CA may ask /mutate.
 // The control plane's admission configuration makes kube-apiserver present one, signed by it.
@@ -14,6 +15,7 @@ const kc = kubeConfigFrom(cp.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
 const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
 const webhookName = `outrigger-mtls-e2e-${randomBytes(3).toString('hex')}`;
+let webhookProbe: WebhookProbe | undefined;
 let injector: RunningInjector;
 let namespace: string;
 
@@ -45,6 +47,10 @@ function post(path: string, client?: Issued): Promise<{ status: number; body: st
   });
 }
 
+function optedInPod(): V1Pod {
+  return { metadata: { generateName: 'mtls-', annotations: optedIn }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } };
+}
+
 beforeAll(async () => {
   injector = await startInjector(undefined, { CLIENT_CA_FILE: cp.webhookClientCaFile });
   namespace = await createTestNamespace(kc, 'mtls', { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE });
@@ -55,27 +61,19 @@ beforeAll(async () => {
     caBundle: encodeCaBundle(injector.ca),
     failurePolicy: 'Fail',
   });
-  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
+  webhookProbe = { namespace, pod: optedInPod(), agent: 'xxl-agent' };
+  await registerWebhook(admissionApi, core, configuration, webhookProbe);
 });
 
 afterAll(async () => {
-  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+  await unregisterWebhook(admissionApi, core, webhookName, webhookProbe);
   await injector?.process.stop();
 });
 
 describe('webhook mutual TLS (CLIENT_CA_FILE)', () => {
   it("admits the API server's calls: it presents the client certificate of its admission configuration", async () => {
-    // The API server picks up a new webhook configuration asynchronously: retry until it is in force.
-    const deadline = Date.now() + 30_000;
-    let containers: string[] = [];
-    while (!containers.includes('xxl-agent') && Date.now() < deadline) {
-      const created = await core.createNamespacedPod({
-        namespace,
-        body: { metadata: { generateName: 'mtls-', annotations: optedIn }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } },
-      });
-      containers = (created.spec?.containers ?? []).map((c) => c.name);
-      if (!containers.includes('xxl-agent')) await new Promise((r) => setTimeout(r, 200));
-    }
+    const created = await core.createNamespacedPod({ namespace, body: optedInPod() });
+    const containers = (created.spec?.containers ?? []).map((c) => c.name);
     expect(containers).toEqual(['app', 'xxl-agent']);
   });
 

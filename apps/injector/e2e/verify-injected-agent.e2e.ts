@@ -3,19 +3,22 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { applyPatchCopy, buildMutatingWebhookConfiguration, decodePatch, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type JsonObject, parseAdmissionReview, reviewResponse } from '@outrigger/admission';
 import { type AgentProfile, parseAgentProfile, parseProfiles, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { canonicalQuantity, sidecarExtension, verifyInjectedAgent } from '@outrigger/sidecar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
+import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.js';
 
 // verifyInjectedAgent against pods as a real kube-apiserver stores them: every agent the webhook
 // injects verifies, and a copy differing in one field, created where no webhook runs, does not.
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
 const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
+const core = kc.makeApiClient(CoreV1Api);
+let webhookProbe: WebhookProbe | undefined;
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-verify-${randomBytes(3).toString('hex')}`;
 const CONFIG_AGENT_FILE = new URL('../../../libs/admission/fixtures/profiles/config-agent.yaml', import.meta.url);
@@ -99,19 +102,13 @@ beforeAll(async () => {
     caBundle: encodeCaBundle(injector.ca),
     failurePolicy: 'Fail',
   });
-  await admissionApi.createMutatingWebhookConfiguration({ body: structuredClone(configuration) as never });
-  // The API server picks up new webhook configurations asynchronously: wait until a dry-run create is mutated.
   const probe = await createTestNamespace(kc, 'verify-probe', enabled);
-  for (let attempt = 0; ; attempt++) {
-    const created = JSON.parse(kubectl(['create', '-n', probe, '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify(pod('probe', xxlJob)))) as Pod;
-    if (created.spec.containers.some((c: Pod) => c.name === 'xxl-agent')) break;
-    if (attempt > 100) throw new Error('the webhook never took effect');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  webhookProbe = { namespace: probe, pod: pod('probe', xxlJob) as V1Pod, agent: 'xxl-agent' };
+  await registerWebhook(admissionApi, core, configuration, webhookProbe);
 });
 
 afterAll(async () => {
-  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
+  await unregisterWebhook(admissionApi, core, webhookName, webhookProbe);
   await injector?.process.stop();
 });
 

@@ -1,19 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
-import { AdmissionregistrationV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { createTestNamespace, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startWebhookInjector } from './webhook-injector.js';
+import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
-const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-e2e-${randomBytes(3).toString('hex')}`;
-let injector: ManagedProcess;
+let started: WebhookInjector | undefined;
 let injectorUrl: string;
 let injectorCa: string;
 
@@ -41,24 +40,14 @@ async function createError(namespace: string, body: V1Pod): Promise<string> {
 }
 
 beforeAll(async () => {
-  const started = await startWebhookInjector(admissionApi, webhookName);
-  injector = started.process;
+  const probe = await createTestNamespace(kc, 'probe', enabled);
+  started = await startWebhookInjector(kc, webhookName, { namespace: probe, pod: pod(optedIn), agent: 'xxl-agent' });
   injectorUrl = started.url;
   injectorCa = started.ca;
-
-  // The API server picks up new webhook configurations asynchronously: wait until a dry-run create is mutated.
-  const probe = await createTestNamespace(kc, 'probe', enabled);
-  for (let attempt = 0; ; attempt++) {
-    const created = await core.createNamespacedPod({ namespace: probe, body: pod(optedIn), dryRun: 'All' });
-    if (created.spec?.containers.some((c) => c.name === 'xxl-agent')) break;
-    if (attempt > 100) throw new Error('the webhook never took effect');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 });
 
 afterAll(async () => {
-  await admissionApi.deleteMutatingWebhookConfiguration({ name: webhookName }).catch(() => undefined);
-  await injector?.stop();
+  await started?.stop();
 });
 
 describe('injector registered with a real kube-apiserver', () => {
