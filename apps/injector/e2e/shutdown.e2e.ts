@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { freePort, startApp } from '@outrigger/control-plane';
+import { freePort, repoRoot, startApp } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { DRAIN_MS } from '../src/admission/mutate.route.ts';
 
 // What the README's "Rolling the injector" states: after SIGTERM the built injector keeps answering
@@ -15,6 +16,12 @@ const ca = issueCertificate({ commonName: 'ca', usage: 'ca', lifetimeMs: 3_600_0
 const leaf = issueCertificate({ commonName: 'injector', usage: 'server', issuer: ca, dnsNames: ['localhost'], lifetimeMs: 3_600_000 });
 writeFileSync(join(dir, 'tls.crt'), leaf.cert);
 writeFileSync(join(dir, 'tls.key'), leaf.key);
+
+/** The shipped Deployment's terminationGracePeriodSeconds, in ms. */
+function terminationGraceMs(): number {
+  const deployment = parse(readFileSync(join(repoRoot(), 'deploy/base/injector/deployment.yaml'), 'utf8')) as { spec: { template: { spec: { terminationGracePeriodSeconds: number } } } };
+  return deployment.spec.template.spec.terminationGracePeriodSeconds * 1000;
+}
 
 function post(port: number): Promise<{ status: number | undefined; connection: string | undefined }> {
   return new Promise((done, fail) => {
@@ -45,6 +52,7 @@ describe('injector shutdown', () => {
     await injector.whenExited();
     const stoppedMs = performance.now() - started;
     expect(stoppedMs).toBeGreaterThanOrEqual(DRAIN_MS);
-    expect(stoppedMs).toBeLessThan(DRAIN_MS + 2_000);
+    // Before the kubelet's SIGKILL ends the pod.
+    expect(stoppedMs).toBeLessThan(terminationGraceMs());
   });
 });
