@@ -234,18 +234,22 @@ describe('deploy/ kustomizations', () => {
     expect(serving.spec.usages).toContain('server auth');
   });
 
-  it('local: the reference profile differs from the shipped one only in the stand-in image, and the native one only where it must', () => {
+  it('local: the reference profile differs from the shipped one only in the agent image built here, and the native one only where it must', () => {
     const parsed = objects('overlays/local').filter((o) => o.kind === 'AgentProfile').map((o) => parseAgentProfile(o));
     const [reference, native, ...rest] = parsed.map((p) => (p.ok ? p.value : p.error));
     expect(rest).toEqual([]);
     const shipped = referenceProfile();
-    expect(reference).toEqual({ ...shipped, container: { ...shipped.container, image: 'localhost/outrigger/stand-in-agent:local' } });
+    const LOCAL_AGENT = 'localhost/outrigger/xxl-agent:local';
+    expect(reference).toEqual({ ...shipped, container: { ...shipped.container, image: LOCAL_AGENT } });
+    // Its own data volume: two profiles that bring the same volume name cannot share a pod.
+    const data = { name: 'xxl-agent-native-data', emptyDir: {} };
     expect(native).toEqual({
       ...(reference as typeof shipped),
       name: 'xxl-job-native',
       annotationPrefix: 'xxl-agent-native/',
       nativeSidecar: true,
-      container: { ...shipped.container, image: 'localhost/outrigger/stand-in-agent:local', name: 'xxl-agent-native' },
+      container: { ...shipped.container, image: LOCAL_AGENT, name: 'xxl-agent-native', volumeMounts: [{ name: data.name, mountPath: '/var/lib/xxl-agent' }] },
+      volumes: [data],
       rbac: { ...shipped.rbac, clusterRole: 'xxl-agent-native-exec', binding: { kind: 'ClusterRoleBinding', name: 'xxl-agent-native-exec' } },
     });
     const syncerRole = find('overlays/local', 'ClusterRole', 'outrigger-rbac-syncer') as any;

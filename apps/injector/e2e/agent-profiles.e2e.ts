@@ -96,7 +96,7 @@ describe('injector with AgentProfiles from the API', () => {
     expect(await review(injector)).toMatchObject({ allowed: true, patch: '' });
 
     kubectl('apply', '--server-side', '-f', REFERENCE_PROFILE_FILE);
-    await eventually('the profile to be in force', () => review(injector), (r) => r.patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.0"'));
+    await eventually('the profile to be in force', () => review(injector), (r) => r.patch.includes('"ghcr.io/outrigger/xxl-agent:0.1.0"'));
 
     kubectl('patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', '{"spec":{"container":{"image":"ghcr.io/outrigger/xxl-agent:1.0.1"}}}');
     await eventually('the edit to be in force', () => review(injector), (r) => r.patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.1"'));
@@ -131,12 +131,12 @@ describe('injector with AgentProfiles from the API', () => {
     };
     try {
       await eventually('the canary agent in the namespace it selects', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:2.0.0"'));
-      expect(await reviewIn(plain)).toContain('"ghcr.io/outrigger/xxl-agent:1.0.0"');
+      expect(await reviewIn(plain)).toContain('"ghcr.io/outrigger/xxl-agent:0.1.0"');
       // A namespace labelled into the ring gets it from then on; labelled out, the agent as before.
       kubectl('label', 'namespace', plain, 'ring=canary');
       await eventually('the canary agent once the namespace is labelled', () => reviewIn(plain), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:2.0.0"'));
       kubectl('label', 'namespace', ring, 'ring-');
-      await eventually('the agent as before once the label is gone', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.0"'));
+      await eventually('the agent as before once the label is gone', () => reviewIn(ring), (patch) => patch.includes('"ghcr.io/outrigger/xxl-agent:0.1.0"'));
       // Scoped to namespaces labelled ring=canary: only those get any agent of it.
       writeFileSync(join(dir, 'scoped.yaml'), profile.replace(/^spec:\n/m, 'spec:\n  namespaceSelector: {matchLabels: {ring: canary}}\n'));
       kubectl('apply', '--server-side', '-f', join(dir, 'scoped.yaml'));

@@ -115,7 +115,15 @@ describe('parseProfiles', () => {
       ['bad field path', set('fieldEnv.0.fieldPath', 'spec.containers'), 'AgentProfile xxl-job: spec.fieldEnv[0].fieldPath: must be a downward API field such as metadata.name, metadata.namespace or status.podIP'],
       ['bad quantity', set('container.resources.limits.memory', '128MB'), 'AgentProfile xxl-job: spec.container.resources.limits.memory: must be a Kubernetes quantity like 100m or 64Mi'],
       ['bad port', set('container.ports.0.containerPort', 70000), 'AgentProfile xxl-job: spec.container.ports[0].containerPort: Too big: expected number to be <=65535'],
-      ['bad port name', set('container.ports.0.name', 'http-xxl-agent-port'), 'AgentProfile xxl-job: spec.container.ports[0].name: must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)'],
+      [
+        'bad port name (the probes name the port too)',
+        set('container.ports.0.name', 'http-xxl-agent-port'),
+        [
+          'AgentProfile xxl-job: spec.container.ports[0].name: must be an IANA service name (at most 15 lowercase letters, digits and "-", with a letter)',
+          'AgentProfile xxl-job: spec.container.livenessProbe.httpGet.port: names no port of the container (ports[].name)',
+          'AgentProfile xxl-job: spec.container.readinessProbe.httpGet.port: names no port of the container (ports[].name)',
+        ].join('\n'),
+      ],
       ['bad pull policy', set('container.imagePullPolicy', 'Sometimes'), 'AgentProfile xxl-job: spec.container.imagePullPolicy: Invalid option: expected one of "Always"|"IfNotPresent"|"Never"'],
       ['nativeSidecar not a boolean', set('nativeSidecar', 'yes'), 'AgentProfile xxl-job: spec.nativeSidecar: Invalid input: expected boolean, received string'],
       ['bad binding kind', set('rbac.binding.kind', 'Binding'), 'AgentProfile xxl-job: spec.rbac.binding.kind: Invalid option: expected one of "ClusterRoleBinding"|"RoleBinding"'],

@@ -14,6 +14,9 @@ const MAY_KEEP: AgentProfile = { ...AGENT_ONLY, serviceAccountToken: { agentOnly
 const KEEP = 'xxl-agent/keep-pod-token';
 const OWN_MOUNT = { name: AGENT_TOKEN_VOLUME, readOnly: true, mountPath: SERVICE_ACCOUNT_TOKEN_PATH };
 const PLUGIN_MOUNT = { name: 'kube-api-access-7xk2p', readOnly: true, mountPath: SERVICE_ACCOUNT_TOKEN_PATH };
+/** The profile's own volumes and mounts (its data directory), beside the token's. */
+const DATA_MOUNTS = AGENT_ONLY.container.volumeMounts ?? [];
+const DATA_VOLUMES = AGENT_ONLY.volumes ?? [];
 
 function run(review: AdmissionReview, profile: AgentProfile): ReviewOutcome {
   return reviewResponse(review, [sidecarExtension({ profiles: [profile], injectorVersion: 'test' })]);
@@ -42,10 +45,10 @@ describe('the agent alone holds the token (serviceAccountToken.agentOnly)', () =
     const review = loadReview('v1-pod-opted-in');
     const pod = stored(review, run(review, AGENT_ONLY));
     expect(objectAt(pod, 'spec')['automountServiceAccountToken']).toBe(false);
-    expect(arrayAt(pod, 'spec', 'volumes')).toEqual([agentTokenVolume()]);
+    expect(arrayAt(pod, 'spec', 'volumes')).toEqual([agentTokenVolume(), ...DATA_VOLUMES]);
     expect(container(pod, 'orders')['volumeMounts']).toEqual([]);
     expect(container(pod, 'metrics-exporter')['volumeMounts']).toEqual([]);
-    expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([OWN_MOUNT]);
+    expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([...DATA_MOUNTS, OWN_MOUNT]);
   });
 
   it('lets a pod keep its own token where the profile allows it, and refuses the annotation where it does not', () => {
@@ -53,8 +56,8 @@ describe('the agent alone holds the token (serviceAccountToken.agentOnly)', () =
     const pod = stored(keeping, run(keeping, MAY_KEEP));
     expect(objectAt(pod, 'spec')['automountServiceAccountToken']).toBeUndefined();
     expect(container(pod, 'orders')['volumeMounts']).toEqual([PLUGIN_MOUNT]);
-    expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([OWN_MOUNT]);
-    expect(arrayAt(pod, 'spec', 'volumes').map((v) => (v as JsonObject)['name'])).toEqual(['kube-api-access-7xk2p', AGENT_TOKEN_VOLUME]);
+    expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([...DATA_MOUNTS, OWN_MOUNT]);
+    expect(arrayAt(pod, 'spec', 'volumes').map((v) => (v as JsonObject)['name'])).toEqual(['kube-api-access-7xk2p', AGENT_TOKEN_VOLUME, ...DATA_VOLUMES.map((v) => v.name)]);
 
     for (const profile of [AGENT_ONLY, SHARED]) {
       const refused = run(keeping, profile).reply.response;
@@ -73,7 +76,7 @@ describe('the agent alone holds the token (serviceAccountToken.agentOnly)', () =
     for (const profile of [AGENT_ONLY, SHARED]) {
       const review = loadReview('v1-pod-init-containers');
       const pod = stored(review, run(review, profile));
-      expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([OWN_MOUNT]);
+      expect(container(pod, 'xxl-agent')['volumeMounts']).toEqual([...DATA_MOUNTS, OWN_MOUNT]);
       expect(arrayAt(pod, 'spec', 'volumes')).toContainEqual(agentTokenVolume());
     }
   });
@@ -81,8 +84,8 @@ describe('the agent alone holds the token (serviceAccountToken.agentOnly)', () =
   it('shares the pod token as before when the profile does not ask for agentOnly', () => {
     const review = loadReview('v1-pod-opted-in');
     const outcome = run(review, SHARED);
-    expect(decodePatch(outcome.reply.response.patch ?? '').map((op) => `${op.op} ${op.path}`)).toEqual(['add /spec/containers/2', 'add /metadata/annotations/xxl-agent~1status']);
-    expect(container(stored(review, outcome), 'xxl-agent')['volumeMounts']).toEqual([PLUGIN_MOUNT]);
+    expect(decodePatch(outcome.reply.response.patch ?? '').map((op) => `${op.op} ${op.path}`)).toEqual(['add /spec/containers/2', 'add /spec/volumes/1', 'add /metadata/annotations/xxl-agent~1status']);
+    expect(container(stored(review, outcome), 'xxl-agent')['volumeMounts']).toEqual([...DATA_MOUNTS, PLUGIN_MOUNT]);
   });
 
   it('refuses a pod that uses the name of the agent token volume itself', () => {
@@ -107,7 +110,7 @@ describe('agentToken: one decision for injecting and for verifying', () => {
     const pod = stored(review, run(review, profile));
     const token = decided(profile, pod);
     const mounts = container(pod, 'xxl-agent')['volumeMounts'];
-    expect(mounts).toEqual(token.mount ? [token.mount] : undefined);
+    expect(mounts).toEqual([...DATA_MOUNTS, ...(token.mount ? [token.mount] : [])]);
     const volumes = arrayAt(pod, 'spec', 'volumes');
     if (token.volume) expect(volumes).toContainEqual(token.volume);
     else expect(volumes.map((v) => (v as JsonObject)['name'])).not.toContain(AGENT_TOKEN_VOLUME);

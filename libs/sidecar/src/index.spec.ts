@@ -22,7 +22,7 @@ describe('the admission libraries together', () => {
     expect(wire.response.uid).toBe(review.value.request.uid);
     expect(wire.response.auditAnnotations).toEqual({ [admission.AUDIT_DECISION_KEY]: admission.DECISION_INJECTED });
     const patched = admission.applyPatchCopy(review.value.request.object ?? {}, admission.decodePatch(wire.response.patch ?? ''));
-    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': statusValue(reference, '1.2.3', true) } });
+    expect(patched['metadata']).toMatchObject({ annotations: { 'xxl-agent/status': statusValue(reference, '1.2.3', true, { volumes: (reference.volumes ?? []).map((v) => v.name), imagePullSecrets: [] }) } });
   });
 
 });

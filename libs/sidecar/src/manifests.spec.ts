@@ -11,7 +11,8 @@ import { agentTokenVolume } from './service-account-token.js';
 const XXL_JOB_PROFILE = referenceProfile();
 
 const OPTIONS: InjectManifestsOptions = { profiles: [XXL_JOB_PROFILE], injectorVersion: '0.1.0' };
-const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: '0.1.0', automountOff: true });
+const DATA_VOLUMES = XXL_JOB_PROFILE.volumes ?? [];
+const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: '0.1.0', automountOff: true, volumes: DATA_VOLUMES.map((v) => v.name) });
 
 function inject(text: string, options: InjectManifestsOptions = OPTIONS) {
   const result = injectManifests(text, options);
@@ -87,8 +88,8 @@ describe('injectManifests', () => {
       // A run-to-completion template (the CronJob's) got its agent as a native sidecar.
       delete objectAt(template, 'spec')['initContainers'];
       delete objectAt(template, 'metadata', 'annotations')['xxl-agent/status'];
-      // The agent's token (the reference profile is agentOnly): its volume, and the pod's own token off.
-      expect(objectAt(template, 'spec')['volumes']).toEqual([agentTokenVolume()]);
+      // The agent's token (the reference profile is agentOnly): its volume, and the pod's own token off; its data volume.
+      expect(objectAt(template, 'spec')['volumes']).toEqual([agentTokenVolume(), ...DATA_VOLUMES]);
       expect(objectAt(template, 'spec')['automountServiceAccountToken']).toBe(false);
       delete objectAt(template, 'spec')['volumes'];
       delete objectAt(template, 'spec')['automountServiceAccountToken'];
@@ -283,7 +284,7 @@ describe('injectManifests on a pod that holds the ServiceAccount plugin\'s token
       '',
     ].join('\n');
     const spec = objectAt(documents(inject(pod).yaml)[0], 'spec');
-    expect(spec['volumes']).toEqual([{ name: 'data', emptyDir: {} }, agentTokenVolume()]);
+    expect(spec['volumes']).toEqual([{ name: 'data', emptyDir: {} }, agentTokenVolume(), ...DATA_VOLUMES]);
     expect(spec['automountServiceAccountToken']).toBe(false);
     expect((arrayAt(spec, 'containers')[0] as JsonObject)['volumeMounts']).toEqual([{ name: 'data', mountPath: '/data' }]);
   });

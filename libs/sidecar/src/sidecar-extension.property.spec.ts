@@ -100,7 +100,7 @@ describe('sidecar injection over arbitrary realistic pods', () => {
           const spec = outcome.mutation.pod['spec'] as { automountServiceAccountToken?: boolean; containers: { name: string; volumeMounts?: { name: string }[] }[]; initContainers?: { volumeMounts?: { name: string }[] }[] };
           expect(spec.automountServiceAccountToken).toBe(false);
           const mounts = (c: { name?: string; volumeMounts?: { name: string }[] }) => (c.volumeMounts ?? []).map((m) => `${c.name}:${m.name}`);
-          expect([...spec.containers, ...(spec.initContainers ?? [])].flatMap(mounts)).toEqual(['xxl-agent:outrigger-agent-token']);
+          expect([...spec.containers, ...(spec.initContainers ?? [])].flatMap(mounts)).toEqual(['xxl-agent:xxl-agent-data', 'xxl-agent:outrigger-agent-token']);
         },
       ),
       { numRuns: 100 },

@@ -13,7 +13,9 @@ const XXL_JOB_PROFILE = referenceProfile();
 
 const VERSION = '0.1.0-test';
 /** The reference profile's status; it turned the pod's automatic token off (the fixture pods had it on). */
-const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION, automountOff: true });
+const STATUS = JSON.stringify({ profile: 'xxl-job', hash: profileHash(XXL_JOB_PROFILE), version: VERSION, automountOff: true, volumes: ['xxl-agent-data'] });
+/** The reference agent's data directory (run logs, the callback spool), written out by hand. */
+const DATA_VOLUME = { name: 'xxl-agent-data', emptyDir: {} };
 
 /** The reference profile (its one copy) and the tracing fixture, as one profiles file holds them. */
 function twoProfiles(): AgentProfile[] {
@@ -47,9 +49,11 @@ function denial(outcome: ReviewOutcome): { code: number; message: string; decisi
 function xxlAgent(addr: string, target: string, jobName: string, tokenVolume?: string): JsonObject {
   return {
     name: 'xxl-agent',
-    image: 'ghcr.io/outrigger/xxl-agent:1.0.0',
+    image: 'ghcr.io/outrigger/xxl-agent:0.1.0',
     imagePullPolicy: 'IfNotPresent',
     ports: [{ name: 'http-xxl-agent', containerPort: 9999, protocol: 'TCP' }],
+    livenessProbe: { httpGet: { path: '/healthz', port: 'http-xxl-agent' }, periodSeconds: 10, failureThreshold: 3 },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'http-xxl-agent' }, periodSeconds: 5 },
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
     securityContext: {
       runAsNonRoot: true,
@@ -66,17 +70,22 @@ function xxlAgent(addr: string, target: string, jobName: string, tokenVolume?: s
       { name: 'XXL_JOB_NAME', value: jobName },
       { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      { name: 'XXL_JOB_ACCESS_TOKEN', valueFrom: { secretKeyRef: { name: 'xxl-job-access-token', key: 'token' } } },
     ],
-    ...(tokenVolume ? { volumeMounts: [{ name: tokenVolume, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] } : {}),
+    volumeMounts: [
+      { name: 'xxl-agent-data', mountPath: '/var/lib/xxl-agent' },
+      ...(tokenVolume ? [{ name: tokenVolume, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] : []),
+    ],
   };
 }
 
 const ORDERS_AGENT = xxlAgent('http://xxl-job-admin.jobs.svc:8080/xxl-job-admin', 'orders', 'orders-reconcile', AGENT_TOKEN_VOLUME);
 
-/** The pod as the reference profile (agentOnly) leaves it: no token of its own, the agent its own token volume. */
+/** The pod as the reference profile (agentOnly) leaves it: no token of its own, the agent its own token and data volumes. */
 function withAgentOnlyToken(pod: JsonObject, agent: JsonObject): JsonObject {
   const spec = objectAt(pod, 'spec');
-  spec['volumes'] = [...arrayAt(pod, 'spec', 'volumes').filter((v) => !String((v as JsonObject)['name']).startsWith('kube-api-access-')), agentTokenVolume()];
+  spec['volumes'] = [...arrayAt(pod, 'spec', 'volumes').filter((v) => !String((v as JsonObject)['name']).startsWith('kube-api-access-')), agentTokenVolume(), DATA_VOLUME];
   for (const container of arrayAt(pod, 'spec', 'containers') as JsonObject[]) {
     container['volumeMounts'] = ((container['volumeMounts'] ?? []) as JsonObject[]).filter((m) => !String(m['name']).startsWith('kube-api-access-'));
   }
@@ -104,6 +113,7 @@ describe('sidecar injection of an opted-in pod', () => {
       { op: 'remove', path: '/spec/containers/1/volumeMounts/0' },
       { op: 'add', path: '/spec/containers/2', value: ORDERS_AGENT },
       { op: 'add', path: '/spec/volumes/0', value: agentTokenVolume() },
+      { op: 'add', path: '/spec/volumes/1', value: DATA_VOLUME },
       { op: 'add', path: '/spec/automountServiceAccountToken', value: false },
       { op: 'add', path: '/metadata/annotations/xxl-agent~1status', value: STATUS },
     ]);
@@ -141,6 +151,7 @@ describe('sidecar injection of an opted-in pod', () => {
     expect(patchOf(outcome).map(({ op, path }) => `${op} ${path}`)).toEqual([
       'add /spec/containers/1',
       'add /spec/volumes/2',
+      'add /spec/volumes/3',
       'add /metadata/annotations/xxl-agent~1status',
     ]);
     expect(arrayAt(patched(review, outcome), 'spec', 'initContainers')).toEqual(arrayAt(requestObject(review), 'spec', 'initContainers'));
@@ -195,7 +206,7 @@ describe('sidecar injection of an opted-in pod', () => {
     const hugeReview: AdmissionReview = { ...review, request: { ...review.request, object: huge } };
     const outcome = run(hugeReview);
     expect(outcome.decision).toBe('injected');
-    expect(patchOf(outcome)).toHaveLength(7);
+    expect(patchOf(outcome)).toHaveLength(8);
     expect(JSON.stringify(outcome.reply).length).toBeLessThan(4096);
     const expected = withAgentOnlyToken(structuredClone(huge), ORDERS_AGENT);
     objectAt(expected, 'metadata', 'annotations')['xxl-agent/status'] = STATUS;
@@ -256,6 +267,7 @@ describe('native sidecars and several profiles', () => {
       'remove /spec/containers/1/volumeMounts/0',
       'add /spec/containers/2',
       'add /spec/volumes/0',
+      'add /spec/volumes/1',
       'add /spec/automountServiceAccountToken',
       'add /spec/initContainers',
       'add /metadata/annotations/xxl-agent~1status',
@@ -329,10 +341,10 @@ describe('pods that are left alone', () => {
     const impostor = loadReview('v1-pod-init-containers');
     arrayAt(requestObject(impostor), 'spec', 'initContainers').push({ name: 'xxl-agent', image: 'docker.io/mallory/shell' });
     expect(run(impostor).reply.response.status?.message).toContain(
-      'container xxl-agent has the name of the profile\'s agent but is not it (image "docker.io/mallory/shell" in initContainers; the agent is ghcr.io/outrigger/xxl-agent:1.0.0 in containers); rename the container',
+      'container xxl-agent has the name of the profile\'s agent but is not it (image "docker.io/mallory/shell" in initContainers; the agent is ghcr.io/outrigger/xxl-agent:0.1.0 in containers); rename the container',
     );
     const ownAgent = loadReview('v1-pod-opted-in');
-    arrayAt(requestObject(ownAgent), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0', command: ['sh'] });
+    arrayAt(requestObject(ownAgent), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:0.1.0', command: ['sh'] });
     expect(run(ownAgent).reply.response.status?.message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
   });
 
@@ -345,7 +357,7 @@ describe('pods that are left alone', () => {
       'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (volume outrigger-agent-token is not what the injector writes); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent',
     );
     const containerOnly = loadReview('v1-pod-no-annotations');
-    arrayAt(requestObject(containerOnly), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:1.0.0' });
+    arrayAt(requestObject(containerOnly), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:0.1.0' });
     expect(denial(run(containerOnly)).message).toContain('the pod brings its own xxl-agent container; the injector adds the agent (remove the container)');
   });
 

@@ -15,7 +15,7 @@ const profileArbitrary: fc.Arbitrary<AgentProfile> = fc
   .record({
     nativeSidecar: fc.boolean(),
     image: fc.constantFrom(
-      'ghcr.io/outrigger/xxl-agent:1.0.0',
+      'ghcr.io/outrigger/xxl-agent:0.1.0',
       'ghcr.io/outrigger/xxl-agent',
       'ghcr.io/outrigger/xxl-agent:latest',
       `ghcr.io/outrigger/xxl-agent@sha256:${'a'.repeat(64)}`,

@@ -46,7 +46,7 @@ describe('verifyInjectedAgent', () => {
     expect(problemAfter((_, agent) => (agent['command'] = ['sh']))).toBe('container xxl-agent: command is not what the injector renders');
     expect(problemAfter((_, agent) => (objectAt(agent, 'securityContext')['runAsUser'] = 0))).toBe('container xxl-agent: securityContext.runAsUser is not what the injector renders');
     expect(problemAfter((_, agent) => (item(arrayAt(agent, 'env'), 1)['value'] = 'metrics-exporter'))).toBe('container xxl-agent: env[1].value is not what the injector renders');
-    expect(problemAfter((_, agent) => arrayAt(agent, 'volumeMounts').push({ name: 'host', mountPath: '/host' }))).toBe('container xxl-agent: volumeMounts[1] is not what the injector renders');
+    expect(problemAfter((_, agent) => arrayAt(agent, 'volumeMounts').push({ name: 'host', mountPath: '/host' }))).toBe('container xxl-agent: volumeMounts[2] is not what the injector renders');
   });
 
   it('renders the env from the pod\'s own annotations: an annotation changed after creation no longer matches', () => {

@@ -120,7 +120,7 @@ function withPluginToken(spec: JsonObject): void {
   }
 }
 
-/** What the injector does for the reference (agentOnly) profile: the pod's token off, the agent's own volume. */
+/** What the injector does for the reference (agentOnly) profile: the pod's token off, the agent's own token and data volumes. */
 function withAgentToken(spec: JsonObject): void {
   spec['automountServiceAccountToken'] = false;
   spec['volumes'] = [
@@ -135,10 +135,16 @@ function withAgentToken(spec: JsonObject): void {
         defaultMode: 420,
       },
     },
+    { name: 'xxl-agent-data', emptyDir: {} },
   ];
   for (const list of ['initContainers', 'containers']) {
     for (const c of (spec[list] ?? []) as JsonObject[]) {
-      if (c['name'] === 'xxl-agent') c['volumeMounts'] = [{ name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }];
+      if (c['name'] === 'xxl-agent') {
+        c['volumeMounts'] = [
+          { name: 'xxl-agent-data', mountPath: '/var/lib/xxl-agent' },
+          { name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+        ];
+      }
       else delete c['volumeMounts'];
     }
   }
@@ -148,7 +154,7 @@ function withAgentToken(spec: JsonObject): void {
 function exactAgent(target: string, defaulted: boolean): JsonObject {
   return {
     name: 'xxl-agent',
-    image: 'ghcr.io/outrigger/xxl-agent:1.0.0',
+    image: 'ghcr.io/outrigger/xxl-agent:0.1.0',
     imagePullPolicy: 'IfNotPresent',
     ports: [{ name: 'http-xxl-agent', containerPort: 9999, protocol: 'TCP' }],
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
@@ -167,7 +173,20 @@ function exactAgent(target: string, defaulted: boolean): JsonObject {
       { name: 'XXL_JOB_NAME', value: 'nightly' },
       { name: 'NAMESPACE', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      { name: 'XXL_JOB_ACCESS_TOKEN', valueFrom: { secretKeyRef: { name: 'xxl-job-access-token', key: 'token' } } },
     ],
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 'http-xxl-agent', ...(defaulted ? { scheme: 'HTTP' } : {}) },
+      periodSeconds: 10,
+      failureThreshold: 3,
+      ...(defaulted ? { timeoutSeconds: 1, successThreshold: 1 } : {}),
+    },
+    readinessProbe: {
+      httpGet: { path: '/readyz', port: 'http-xxl-agent', ...(defaulted ? { scheme: 'HTTP' } : {}) },
+      periodSeconds: 5,
+      ...(defaulted ? { timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 } : {}),
+    },
     ...(defaulted ? { terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' } : {}),
   };
 }
