@@ -1,16 +1,66 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
-import { X509Certificate } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { INSTALL_NAMESPACE, installOutrigger, startCluster, type Cluster } from '@outrigger/control-plane';
+import { awaitRunLog, callExecutor, INSTALL_NAMESPACE, installOutrigger, startCluster, triggerShellJob, type Cluster } from '@outrigger/control-plane';
 import { stopOnSignals } from './cluster-session.ts';
 
 // The README's first command: a local single-node cluster, Outrigger installed from deploy/ as a user
-// installs it, and one annotated Deployment whose agent runs beside the business container and execs
-// into it. Ctrl-C stops everything and removes what it created.
+// installs it, and one annotated Deployment whose XXL-JOB agent runs beside the business container:
+// it registers with an admin, runs a job triggered as xxl-job-admin triggers it inside the business
+// container, and reports the result. Ctrl-C stops everything and removes what it created.
 const kubeconfigCopy = resolve('.outrigger/kubeconfig');
 const step = (text: string) => console.log(`\n==> ${text}`);
 const log = (line: string) => console.log(`    ${line}`);
+
+/** The access token xxl-job-admin and its executors share; a team keeps it in Secret xxl-job-access-token. */
+const ACCESS_TOKEN = randomBytes(16).toString('hex');
+const TOKEN_SECRET = (namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'xxl-job-access-token', namespace }, stringData: { token: ACCESS_TOKEN } });
+
+// A stand-in for xxl-job-admin's side of the protocol, only as far as the demo needs: busybox httpd
+// runs this CGI script for every call under /cgi-bin/admin, which logs /api/registry,
+// /api/registryRemove and /api/callback and answers success, or refuses a wrong token.
+const ADMIN_SCRIPT = `#!/bin/sh
+body=$(head -c "\${CONTENT_LENGTH:-0}")
+if [ "$HTTP_XXL_JOB_ACCESS_TOKEN" = "$ACCESS_TOKEN" ]; then verdict=accepted answer='{"code":200}'
+else verdict=refused answer='{"code":500,"msg":"The access token is wrong."}'; fi
+echo "admin $verdict POST $PATH_INFO $body" >&2
+printf 'Content-Type: application/json\\r\\n\\r\\n%s' "$answer"
+`;
+const ADMIN_ADDRESS = 'http://xxl-job-admin.jobs:8080/cgi-bin/admin';
+const ADMIN_OBJECTS = [
+  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'jobs' } },
+  TOKEN_SECRET('jobs'),
+  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'xxl-job-admin', namespace: 'jobs' }, data: { admin: ADMIN_SCRIPT } },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'xxl-job-admin', namespace: 'jobs' },
+    spec: {
+      selector: { matchLabels: { app: 'xxl-job-admin' } },
+      template: {
+        metadata: { labels: { app: 'xxl-job-admin' } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'admin',
+              image: 'localhost/busybox:local',
+              imagePullPolicy: 'Never',
+              command: ['sh', '-c', 'mkdir -p /tmp/www/cgi-bin && cp /admin/admin /tmp/www/cgi-bin/ && chmod 755 /tmp/www/cgi-bin/admin && exec httpd -f -p 8080 -h /tmp/www'],
+              env: [{ name: 'ACCESS_TOKEN', valueFrom: { secretKeyRef: { name: 'xxl-job-access-token', key: 'token' } } }],
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { tcpSocket: { port: 8080 } },
+              volumeMounts: [{ name: 'script', mountPath: '/admin' }],
+            },
+          ],
+          volumes: [{ name: 'script', configMap: { name: 'xxl-job-admin' } }],
+        },
+      },
+    },
+  },
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'xxl-job-admin', namespace: 'jobs' }, spec: { selector: { app: 'xxl-job-admin' }, ports: [{ port: 8080 }] } },
+];
 
 const DEMO_DEPLOYMENT = {
   apiVersion: 'apps/v1',
@@ -24,7 +74,7 @@ const DEMO_DEPLOYMENT = {
         labels: { app: 'billing-worker' },
         annotations: {
           'xxl-agent/enable': 'true',
-          'xxl-agent/job-addr': 'http://xxl-job-admin.jobs:8080/xxl-job-admin',
+          'xxl-agent/job-addr': ADMIN_ADDRESS,
           'xxl-agent/target-container': 'app',
           'xxl-agent/job-name': 'billing',
         },
@@ -37,6 +87,9 @@ const DEMO_DEPLOYMENT = {
   },
 };
 
+/** The script of the demo's job: where it runs, and the business container's processes (its `sleep infinity`). */
+const JOB_SCRIPT = 'echo "job running in container app of pod $(hostname)"; ps';
+
 step('starting a local single-node cluster (the first run builds Kubernetes, containerd, CoreDNS and the images: many minutes)');
 const cluster = await startCluster({ log }).catch((error: Error) => {
   console.error(`\ndemo failed: ${error.message}`);
@@ -48,9 +101,14 @@ try {
   step('installing Outrigger: kubectl apply -k deploy/base/crd, then -k deploy/overlays/local');
   await installOutrigger(cluster, log);
 
-  step('namespace "demo" (labelled for injection) and an annotated Deployment');
+  step('the admin stand-in: Deployment and Service xxl-job-admin in namespace "jobs"');
+  cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: ADMIN_OBJECTS }));
+  await cluster.kubectlAsync(['rollout', 'status', 'deployment/xxl-job-admin', '-n', 'jobs', '--timeout=180s']);
+
+  step('namespace "demo" (labelled for injection), its Secret xxl-job-access-token, and an annotated Deployment');
   cluster.kubectl(['create', 'namespace', 'demo']);
   cluster.kubectl(['label', 'namespace', 'demo', `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`]);
+  cluster.kubectl(['apply', '-f', '-'], JSON.stringify(TOKEN_SECRET('demo')));
   cluster.kubectl(['apply', '-f', '-'], JSON.stringify(DEMO_DEPLOYMENT));
   await cluster.kubectlAsync(['rollout', 'status', 'deployment/billing-worker', '-n', 'demo', '--timeout=180s']);
   const pod = JSON.parse(cluster.kubectl(['get', 'pods', '-n', 'demo', '-l', 'app=billing-worker', '-o', 'jsonpath={.items[0]}'])) as DemoPod;
@@ -60,11 +118,21 @@ try {
     console.log(`  ${c.name.padEnd(10)} ${c.image.padEnd(42)} ready=${state?.ready ?? false}`);
   }
   const agent = pod.spec.containers.find((c) => c.name === 'xxl-agent');
-  for (const e of agent?.env ?? []) console.log(`  agent env ${e.name}=${e.value ?? `<${e.valueFrom?.fieldRef?.fieldPath}>`}`);
+  for (const e of agent?.env ?? []) console.log(`  agent env ${e.name}=${e.value ?? `<${e.valueFrom?.fieldRef?.fieldPath ?? `secret ${e.valueFrom?.secretKeyRef?.name}/${e.valueFrom?.secretKeyRef?.key}`}>`}`);
 
-  step("the agent's exec into its target container, through the API with the RBAC the syncer bound");
-  const result = await agentExec(cluster, pod.metadata.name);
-  console.log(`  ok=${result.ok} container=${result.container}\n  stdout: ${result.stdout.trim().split('\n').join(' | ')}`);
+  step('the agent registers with the admin (/api/registry, every 30 s)');
+  console.log(`  ${await adminLogLine(cluster, '/api/registry')}`);
+
+  const address = `http://${pod.status.podIP}:9999`;
+  step(`a job triggered as xxl-job-admin triggers it: POST ${address}/run with the access token (GLUE_SHELL: ${JOB_SCRIPT})`);
+  const run = await triggerShellJob(address, ACCESS_TOKEN, JOB_SCRIPT);
+  console.log(`  its log (/log), written by the business container through the agent's exec (the RBAC the syncer bound):`);
+  console.log((await awaitRunLog(address, ACCESS_TOKEN, run)).trimEnd().replace(/^/gm, '  | '));
+  step('its result, reported to the admin (/api/callback)');
+  console.log(`  ${await adminLogLine(cluster, '/api/callback')}`);
+  const refused = await callExecutor(address, '/run', { jobId: 1, logId: 1, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'id' }, 'not-the-token');
+  console.log(`\nThe same /run with another token: code ${refused.code}, "${refused.msg ?? ''}" (nothing runs).`);
+
   const binding = 'xxl-agent-exec.demo';
   const subjects = cluster.kubectl(['get', 'clusterrolebinding', binding, '-o', 'jsonpath={range .subjects[*]}{.kind} {.namespace}/{.name}{"\\n"}{end}']);
   console.log(`\nClusterRoleBinding ${binding} (this namespace's own) → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '  ')}`);
@@ -80,7 +148,8 @@ Outrigger is running on Kubernetes ${cluster.version}. Try your own manifests:
   export KUBECONFIG=${kubeconfigCopy}
   alias kubectl=${cluster.binDir}/kubectl
   kubectl get pods -A
-  kubectl get --raw /api/v1/namespaces/demo/pods/${pod.metadata.name}:9999/proxy/exec   # the agent execs again
+  kubectl logs -n jobs deploy/xxl-job-admin        # what the admin stand-in received
+  curl -s -H 'XXL-JOB-ACCESS-TOKEN: ${ACCESS_TOKEN}' -d '{"jobId":2,"logId":7,"logDateTime":'$(date +%s000)',"glueType":"GLUE_SHELL","glueSource":"date; hostname"}' ${address}/run
 
 Images on the node: ${cluster.images.map((i) => i.ref).join(', ')}.
 Component logs: ${cluster.dir}/*.log. Press Ctrl-C to stop everything.`);
@@ -91,28 +160,17 @@ Component logs: ${cluster.dir}/*.log. Press Ctrl-C to stop everything.`);
 
 interface DemoPod {
   metadata: { name: string };
-  spec: { containers: { name: string; image: string; env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[] }[] };
-  status: { phase: string; containerStatuses?: { name: string; ready: boolean }[] };
+  spec: { containers: { name: string; image: string; env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string } } }[] }[] };
+  status: { phase: string; podIP: string; containerStatuses?: { name: string; ready: boolean }[] };
 }
 
-interface AgentResult {
-  ok: boolean;
-  stdout: string;
-  error: string;
-  container: string;
-}
-
-async function agentExec(c: Cluster, pod: string): Promise<AgentResult> {
+/** The first line of the admin stand-in's log about `path`, waiting up to two minutes for it. */
+async function adminLogLine(c: Cluster, path: string): Promise<string> {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    let last: AgentResult | string;
-    try {
-      last = JSON.parse(c.kubectl(['get', '--raw', `/api/v1/namespaces/demo/pods/${pod}:9999/proxy/last`])) as AgentResult;
-      if (last.ok) return last;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    if (Date.now() > deadline) throw new Error(`the agent did not exec successfully: ${typeof last === 'string' ? last : last.error}`);
+    const line = c.kubectl(['logs', '-n', 'jobs', 'deployment/xxl-job-admin']).split('\n').find((l) => l.includes(` POST ${path} `));
+    if (line !== undefined) return line;
+    if (Date.now() > deadline) throw new Error(`the admin stand-in received no ${path} call`);
     await new Promise((r) => setTimeout(r, 1_000));
   }
 }

@@ -49,7 +49,7 @@ describe('Outrigger installed from deploy/', () => {
       })),
     ) as { metadata: { annotations: Record<string, string> }; spec: { containers: { name: string; image: string }[] } };
     expect(pod.spec.containers.map((c) => c.name)).toEqual(['app', 'xxl-agent']);
-    expect(pod.spec.containers[1]?.image).toBe('localhost/outrigger/stand-in-agent:local');
+    expect(pod.spec.containers[1]?.image).toBe('localhost/outrigger/xxl-agent:local');
     // The stamp names the build the image was made from (tools/images/build-version.sh), not a bare package version.
     const stamp = JSON.parse(pod.metadata.annotations['xxl-agent/status'] ?? '{}') as { version?: string };
     expect(stamp.version).toMatch(/^\d+\.\d+\.\d+(\+[0-9a-f]{12}(\.dirty)?)?$/);

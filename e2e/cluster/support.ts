@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { awaitRunLog, triggerShellJob } from '@outrigger/control-plane';
 
 const { kubeconfigPath, binDir } = inject('cluster');
 const kubectlBin = join(binDir, 'kubectl');
@@ -49,10 +50,17 @@ export function boundServiceAccounts(binding = 'xxl-agent-exec'): string[] {
   return list.items.filter((b) => b.metadata.name.startsWith(`${binding}.`)).flatMap((b) => (b.subjects ?? []).map((s) => `${s.namespace ?? ''}/${s.name}`));
 }
 
+/** The XXL-JOB access token of the suite's namespaces (Secret xxl-job-access-token, key token, which the reference profile reads). */
+export const ACCESS_TOKEN = 'outrigger-e2e-access-token';
+
+/** A fresh namespace; labelled for injection unless `labelled` is false, and then holding the agent's access token as a team creates it. */
 export function createNamespace(prefix: string, labelled = true): string {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   kubectl(['create', 'namespace', name]);
-  if (labelled) kubectl(['label', 'namespace', name, INJECTION_LABEL]);
+  if (labelled) {
+    kubectl(['label', 'namespace', name, INJECTION_LABEL]);
+    kubectl(['create', 'secret', 'generic', 'xxl-job-access-token', '-n', name, `--from-literal=token=${ACCESS_TOKEN}`]);
+  }
   return name;
 }
 
@@ -99,18 +107,20 @@ export function agentOf(pod: PodJson): { name: string; image: string; restartPol
   return pod.spec.containers.find(isAgent) ?? pod.spec.initContainers?.find(isAgent);
 }
 
-export interface AgentResult {
-  readonly ok: boolean;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly error: string;
-  readonly pod: string;
-  readonly container: string;
+/** The agent's address as xxl-job-admin calls it: the pod IP (reachable from the host, the node's bridge) and the agent's port. */
+export function agentAddress(namespace: string, pod: string): string {
+  return `http://${kubectl(['get', 'pod', pod, '-n', namespace, '-o', 'jsonpath={.status.podIP}'])}:9999`;
 }
 
-/** What the stand-in agent reports of its exec into the target container, read through the API server's pod proxy. */
-export function agentResult(namespace: string, pod: string, path: '/last' | '/exec' = '/last'): AgentResult {
-  return JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${namespace}/pods/${pod}:9999/proxy${path}`])) as AgentResult;
+/**
+ * Triggers a GLUE_SHELL job on a pod's agent as xxl-job-admin triggers it (POST /run with the
+ * access token), and returns the run's log (/log) once the run has ended: what the script printed
+ * in the agent's target container, or why it could not run there.
+ */
+export async function runJob(namespace: string, pod: string, script: string): Promise<string> {
+  const address = agentAddress(namespace, pod);
+  const run = await eventually(() => triggerShellJob(address, ACCESS_TOKEN, script), `the agent in ${namespace}/${pod} to take a run`, 60_000);
+  return awaitRunLog(address, ACCESS_TOKEN, run);
 }
 
 /** `outrigger <args>` from the sources, against the suite's cluster: its exit code and output. */

@@ -36,7 +36,7 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     expect(refusal('impostor', OPT_IN, [APP, { name: 'xxl-agent', image: 'localhost/busybox:local' }])).toContain(
       'container xxl-agent has the name of the profile\'s agent but is not it (image "localhost/busybox:local"',
     );
-    expect(refusal('own-agent', OPT_IN, [APP, { name: 'xxl-agent', image: 'localhost/outrigger/stand-in-agent:local' }])).toContain(
+    expect(refusal('own-agent', OPT_IN, [APP, { name: 'xxl-agent', image: 'localhost/outrigger/xxl-agent:local' }])).toContain(
       'the pod brings its own xxl-agent container; the injector adds the agent',
     );
   });

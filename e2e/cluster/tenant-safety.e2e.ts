@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentResult, applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, pods } from './support.ts';
+import { applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, pods, runJob } from './support.ts';
 
 // The attacks of a hostile tenant (and the mistakes of an admin) that once got through, on the
 // real node with Outrigger installed from deploy/overlays/local.
@@ -53,9 +53,9 @@ describe('tenant safety on the real node', () => {
     expect(JSON.parse(kubectl(['get', 'pod', '-n', ns, name, '-o', 'jsonpath={.spec}'])).automountServiceAccountToken).toBe(false);
     expect(execIn(ns, name, 'app', ['cat', TOKEN])).toMatch(/No such file or directory/);
     expect(execIn(ns, name, 'app', ['ls', '/var/run/secrets'])).not.toMatch(/kubernetes\.io/);
-    await eventually(() => {
-      const result = agentResult(ns, name);
-      if (!result.ok) throw new Error(`agent exec not ok: ${result.error}`);
+    await eventually(async () => {
+      const log = await runJob(ns, name, 'echo exec-ok');
+      if (!log.includes('exec-ok')) throw new Error(`agent exec not ok: ${log}`);
     }, "the agent's exec into the app container");
   });
 
@@ -63,9 +63,9 @@ describe('tenant safety on the real node', () => {
     const ns = createNamespace('no-token');
     expect(create(ns, podJson('quiet', OPT_IN, { automountServiceAccountToken: false }), false)).toBe('created');
     await running(ns, 'quiet');
-    await eventually(() => {
-      const result = agentResult(ns, 'quiet');
-      if (!result.ok) throw new Error(`agent exec not ok: ${result.error}`);
+    await eventually(async () => {
+      const log = await runJob(ns, 'quiet', 'echo exec-ok');
+      if (!log.includes('exec-ok')) throw new Error(`agent exec not ok: ${log}`);
     }, "the agent's exec");
   });
 

@@ -1,3 +1,4 @@
 export * from './cluster.js';
 export * from './cluster-network.js';
 export * from './outrigger-install.js';
+export * from './xxl-job-executor-client.js';
