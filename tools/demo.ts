@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { awaitRunLog, callExecutor, INSTALL_NAMESPACE, installOutrigger, startCluster, triggerShellJob, type Cluster } from '@outrigger/control-plane';
+import { adminStandInAddress, adminStandInCalls, adminStandInObjects, awaitRunLog, callExecutor, INSTALL_NAMESPACE, installOutrigger, startCluster, triggerShellJob, type Cluster } from '@outrigger/control-plane';
 import { stopOnSignals } from './cluster-session.ts';
 
 // The README's first command: a local single-node cluster, Outrigger installed from deploy/ as a user
@@ -17,50 +17,7 @@ const log = (line: string) => console.log(`    ${line}`);
 const ACCESS_TOKEN = randomBytes(16).toString('hex');
 const TOKEN_SECRET = (namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'xxl-job-access-token', namespace }, stringData: { token: ACCESS_TOKEN } });
 
-// A stand-in for xxl-job-admin's side of the protocol, only as far as the demo needs: busybox httpd
-// runs this CGI script for every call under /cgi-bin/admin, which logs /api/registry,
-// /api/registryRemove and /api/callback and answers success, or refuses a wrong token.
-const ADMIN_SCRIPT = `#!/bin/sh
-body=$(head -c "\${CONTENT_LENGTH:-0}")
-if [ "$HTTP_XXL_JOB_ACCESS_TOKEN" = "$ACCESS_TOKEN" ]; then verdict=accepted answer='{"code":200}'
-else verdict=refused answer='{"code":500,"msg":"The access token is wrong."}'; fi
-echo "admin $verdict POST $PATH_INFO $body" >&2
-printf 'Content-Type: application/json\\r\\n\\r\\n%s' "$answer"
-`;
-const ADMIN_ADDRESS = 'http://xxl-job-admin.jobs:8080/cgi-bin/admin';
-const ADMIN_OBJECTS = [
-  { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'jobs' } },
-  TOKEN_SECRET('jobs'),
-  { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'xxl-job-admin', namespace: 'jobs' }, data: { admin: ADMIN_SCRIPT } },
-  {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'xxl-job-admin', namespace: 'jobs' },
-    spec: {
-      selector: { matchLabels: { app: 'xxl-job-admin' } },
-      template: {
-        metadata: { labels: { app: 'xxl-job-admin' } },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'admin',
-              image: 'localhost/busybox:local',
-              imagePullPolicy: 'Never',
-              command: ['sh', '-c', 'mkdir -p /tmp/www/cgi-bin && cp /admin/admin /tmp/www/cgi-bin/ && chmod 755 /tmp/www/cgi-bin/admin && exec httpd -f -p 8080 -h /tmp/www'],
-              env: [{ name: 'ACCESS_TOKEN', valueFrom: { secretKeyRef: { name: 'xxl-job-access-token', key: 'token' } } }],
-              ports: [{ containerPort: 8080 }],
-              readinessProbe: { tcpSocket: { port: 8080 } },
-              volumeMounts: [{ name: 'script', mountPath: '/admin' }],
-            },
-          ],
-          volumes: [{ name: 'script', configMap: { name: 'xxl-job-admin' } }],
-        },
-      },
-    },
-  },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'xxl-job-admin', namespace: 'jobs' }, spec: { selector: { app: 'xxl-job-admin' }, ports: [{ port: 8080 }] } },
-];
+const ADMIN_OBJECTS = [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'jobs' } }, TOKEN_SECRET('jobs'), ...adminStandInObjects('jobs')];
 
 const DEMO_DEPLOYMENT = {
   apiVersion: 'apps/v1',
@@ -74,7 +31,7 @@ const DEMO_DEPLOYMENT = {
         labels: { app: 'billing-worker' },
         annotations: {
           'xxl-agent/enable': 'true',
-          'xxl-agent/job-addr': ADMIN_ADDRESS,
+          'xxl-agent/job-addr': adminStandInAddress('jobs'),
           'xxl-agent/target-container': 'app',
           'xxl-agent/job-name': 'billing',
         },
@@ -101,7 +58,7 @@ try {
   step('installing Outrigger: kubectl apply -k deploy/base/crd, then -k deploy/overlays/local');
   await installOutrigger(cluster, log);
 
-  step('the admin stand-in: Deployment and Service xxl-job-admin in namespace "jobs"');
+  step('an xxl-job-admin stand-in (busybox httpd with a CGI script that logs each call): Service xxl-job-admin in namespace "jobs"');
   cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: ADMIN_OBJECTS }));
   await cluster.kubectlAsync(['rollout', 'status', 'deployment/xxl-job-admin', '-n', 'jobs', '--timeout=180s']);
 
@@ -168,7 +125,7 @@ interface DemoPod {
 async function adminLogLine(c: Cluster, path: string): Promise<string> {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const line = c.kubectl(['logs', '-n', 'jobs', 'deployment/xxl-job-admin']).split('\n').find((l) => l.includes(` POST ${path} `));
+    const [line] = adminStandInCalls(c.kubectl(['logs', '-n', 'jobs', 'deployment/xxl-job-admin']), path);
     if (line !== undefined) return line;
     if (Date.now() > deadline) throw new Error(`the admin stand-in received no ${path} call`);
     await new Promise((r) => setTimeout(r, 1_000));
