@@ -127,7 +127,7 @@ func refusal(resp *http.Response, t target) string {
 }
 
 func acceptKey(key string) string {
-	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B85"))
+	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
