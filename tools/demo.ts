@@ -80,6 +80,11 @@ try {
   step('the agent registers with the admin (/api/registry, every 30 s)');
   console.log(`  ${await adminLogLine(cluster, '/api/registry')}`);
 
+  step("the rbac-syncer binds the pod's ServiceAccount to the agent's role, in this namespace's own binding");
+  const binding = 'xxl-agent-exec.demo';
+  const subjects = await boundSubjects(cluster, binding);
+  console.log(`  ClusterRoleBinding ${binding} → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '    ')}`);
+
   const address = `http://${pod.status.podIP}:9999`;
   step(`a job triggered as xxl-job-admin triggers it: POST ${address}/run with the access token (GLUE_SHELL: ${JOB_SCRIPT})`);
   const run = await triggerShellJob(address, ACCESS_TOKEN, JOB_SCRIPT);
@@ -89,10 +94,6 @@ try {
   console.log(`  ${await adminLogLine(cluster, '/api/callback')}`);
   const refused = await callExecutor(address, '/run', { jobId: 1, logId: 1, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'id' }, 'not-the-token');
   console.log(`\nThe same /run with another token: code ${refused.code}, "${refused.msg ?? ''}" (nothing runs).`);
-
-  const binding = 'xxl-agent-exec.demo';
-  const subjects = cluster.kubectl(['get', 'clusterrolebinding', binding, '-o', 'jsonpath={range .subjects[*]}{.kind} {.namespace}/{.name}{"\\n"}{end}']);
-  console.log(`\nClusterRoleBinding ${binding} (this namespace's own) → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '  ')}`);
 
   const leaf = new X509Certificate(Buffer.from(cluster.kubectl(['get', 'secret', 'outrigger-injector-tls', '-n', INSTALL_NAMESPACE, '-o', 'jsonpath={.data.tls\\.crt}']), 'base64'));
   console.log(`\nInjector certificate: ${leaf.subject.replace(/\n/g, ', ')}, expires ${leaf.validTo}`);
@@ -119,6 +120,21 @@ interface DemoPod {
   metadata: { name: string };
   spec: { containers: { name: string; image: string; env?: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string }; secretKeyRef?: { name: string; key: string } } }[] }[] };
   status: { phase: string; podIP: string; containerStatuses?: { name: string; ready: boolean }[] };
+}
+
+/** The subjects of the syncer's binding once it holds the demo's ServiceAccount, waiting up to two minutes. */
+async function boundSubjects(c: Cluster, binding: string): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      const subjects = c.kubectl(['get', 'clusterrolebinding', binding, '-o', 'jsonpath={range .subjects[*]}{.kind} {.namespace}/{.name}{"\\n"}{end}']);
+      if (subjects.includes('demo/default')) return subjects;
+    } catch {
+      // not created yet
+    }
+    if (Date.now() > deadline) throw new Error(`the rbac-syncer did not bind demo/default in ${binding}`);
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
 }
 
 /** The first line of the admin stand-in's log about `path`, waiting up to two minutes for it. */
