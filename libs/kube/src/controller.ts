@@ -2,20 +2,20 @@ import type { ApiErrorInfo } from './api-error.js';
 import type { KubeClient } from './kube-request.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { Reflector, type ReflectorOptions, type ReflectorStatus } from './reflector.js';
-import { WorkQueue, type HandlerResult, type WorkQueueOptions } from './work-queue.js';
+import { type HandlerResult, type KeyedOptions, WorkQueue, type WorkQueueOptions } from './work-queue.js';
 
 /** What a reconcile asks for: nothing, or to be looked at again after a while. */
 export type ReconcileResult = HandlerResult | void;
 
 /** Reconciles one key: level-based, idempotent; a throw is retried with backoff. */
-export type Reconcile = (key: string) => Promise<ReconcileResult> | ReconcileResult;
+export type Reconcile<K = string> = (key: K) => Promise<ReconcileResult> | ReconcileResult;
 
 /** Told about every failed reconcile, before its retry (retryInMs is -1 while shutting down). */
-export type ErrorPolicy = (key: string, error: unknown, retryInMs: number) => void;
+export type ErrorPolicy<K = string> = (key: K, error: unknown, retryInMs: number) => void;
 
-export interface ControllerOptions {
+export interface ControllerOptions<K = string> {
   /** Every key the controller is responsible for: a resync, a new leader and `enqueueAll` queue them all. */
-  readonly keys: () => Iterable<string>;
+  readonly keys: () => Iterable<K>;
   /** Told about watch failures and leadership changes, for the logs. */
   readonly log: { log(message: string): void; warn(message: string): void };
   /** Every key is reconciled at least this often, events or not. None by default. */
@@ -30,15 +30,17 @@ export interface ControllerOptions {
   readonly leaderElection?: Omit<LeaderElectionOptions, 'onNewLeader' | 'onError'>;
   /** Followers reconcile too (to observe, e.g. for readiness); reconcile must then check isLeader() before writing. */
   readonly reconcileWhenFollowing?: boolean;
+  /** How keys are told apart; required for keys that are not strings (see WorkQueueOptions). */
+  readonly keyId?: (key: K) => string;
 }
 
 /** One watch, declared: a Reflector whose changes queue keys. */
-export interface WatchOptions<P> extends Omit<ReflectorOptions<P>, 'onAdd' | 'onUpdate' | 'onDelete' | 'onSynced' | 'onError' | 'deadStreamTimeoutMs'> {
+export interface WatchOptions<P, K = string> extends Omit<ReflectorOptions<P>, 'onAdd' | 'onUpdate' | 'onDelete' | 'onSynced' | 'onError' | 'deadStreamTimeoutMs'> {
   /**
    * The keys an object's projection concerns (called for the new and, on update and delete, the
    * old projection). Without it, any change queues every key.
    */
-  readonly mapper?: (value: P) => Iterable<string>;
+  readonly mapper?: (value: P) => Iterable<K>;
   /** Runs on every change and after every complete list, before keys are queued (e.g. to reload configuration). */
   readonly onChange?: () => void;
   /** Queue every key after each complete list; true by default. */
@@ -61,19 +63,20 @@ export interface ControllerStatus {
  * resync; `status()` feeds health and metrics; `shutdown()` stops in one order (timers, queue,
  * Lease released so a standby takes over at once, watches). Watches may be added while running.
  */
-export class Controller {
+export class Controller<K = string> {
   private readonly declared = new Map<string, Reflector<unknown>>();
-  private readonly queue: WorkQueue;
+  private readonly queue: WorkQueue<K>;
   private readonly elector: LeaderElector | undefined;
-  private readonly errorPolicies: ErrorPolicy[] = [];
+  private readonly errorPolicies: ErrorPolicy<K>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private processing: Promise<void> | undefined;
 
   constructor(
     private readonly kc: KubeClient,
-    private readonly options: ControllerOptions,
+    private readonly options: KeyedOptions<K, ControllerOptions<K>>,
   ) {
-    this.queue = new WorkQueue({ ...options.queue, onError: (key, error, retryIn) => this.errorPolicies.forEach((policy) => policy(key, error, retryIn)) });
+    const queue: WorkQueueOptions<K> = { ...options.queue, keyId: options.keyId, onError: (key, error, retryIn) => this.errorPolicies.forEach((policy) => policy(key, error, retryIn)) };
+    this.queue = new WorkQueue<K>(queue as KeyedOptions<K, WorkQueueOptions<K>>);
     const lease = options.leaderElection;
     this.elector = lease
       ? new LeaderElector(kc, {
@@ -89,7 +92,7 @@ export class Controller {
   }
 
   /** Declares a watch under `name` (the resource, for status and metrics) and returns its store. */
-  watches<P>(name: string, options: WatchOptions<P>): Reflector<P> {
+  watches<P>(name: string, options: WatchOptions<P, K>): Reflector<P> {
     if (this.declared.has(name)) throw new Error(`watch ${name} is declared twice`);
     const { mapper, onChange, resyncOnList = true, ...reflector } = options;
     const changed = (...values: P[]) => {
@@ -115,7 +118,7 @@ export class Controller {
   }
 
   /** Starts the watches, the Lease and the reconcile loop. */
-  run(reconcile: Reconcile, errorPolicy?: ErrorPolicy): this {
+  run(reconcile: Reconcile<K>, errorPolicy?: ErrorPolicy<K>): this {
     if (this.processing) throw new Error('Controller.run() may only be called once');
     if (errorPolicy) this.errorPolicies.push(errorPolicy);
     this.declared.forEach((watch) => watch.start());
@@ -129,8 +132,13 @@ export class Controller {
     return this;
   }
 
-  enqueue(key: string): void {
+  enqueue(key: K): void {
     this.queue.add(key);
+  }
+
+  /** Queues `key` after `ms` (of several pending delays for one key the earliest wins). */
+  enqueueAfter(key: K, ms: number): void {
+    this.queue.addAfter(key, ms);
   }
 
   enqueueAll(): void {

@@ -40,22 +40,26 @@ describe('ProjectionStore', () => {
     expect(store.set('a', { v: 1, noise: 2 })).toBeUndefined();
   });
 
-  it('counts index keys as projections come, change and go, also through replace()', () => {
-    const store = new ProjectionStore<{ sa: string; live: boolean }>({ index: (v) => (v.live ? [v.sa] : []) });
-    store.set('ns/a', { sa: 'x', live: true });
-    store.set('ns/b', { sa: 'x', live: true });
-    store.set('ns/c', { sa: 'y', live: true });
-    expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
-    expect(new Map(store.indexCounts())).toEqual(new Map([['x', 2], ['y', 1]]));
+  it('counts index keys per group as projections come, change and go, also through replace()', () => {
+    const store = new ProjectionStore<{ ns: string; sa: string; live: boolean }>({ index: (v) => (v.live ? [[v.ns, v.sa]] : []) });
+    store.set('ns/a', { ns: 'ns', sa: 'x', live: true });
+    store.set('ns/b', { ns: 'ns', sa: 'x', live: true });
+    store.set('ns/c', { ns: 'ns', sa: 'y', live: true });
+    store.set('other/a', { ns: 'other', sa: 'x', live: true });
+    expect([...store.indexKeys('ns')].sort()).toEqual(['x', 'y']);
+    expect(new Map(store.indexCounts('ns'))).toEqual(new Map([['x', 2], ['y', 1]]));
+    expect(new Map(store.indexCounts('other'))).toEqual(new Map([['x', 1]]));
     store.delete('ns/a');
-    expect([...store.indexKeys()].sort()).toEqual(['x', 'y']);
-    expect(new Map(store.indexCounts())).toEqual(new Map([['x', 1], ['y', 1]]));
-    store.set('ns/b', { sa: 'x', live: false });
-    expect([...store.indexKeys()]).toEqual(['y']);
-    store.replace(new Map([['ns/d', { sa: 'z', live: true }]]));
-    expect([...store.indexKeys()]).toEqual(['z']);
+    expect([...store.indexKeys('ns')].sort()).toEqual(['x', 'y']);
+    expect(new Map(store.indexCounts('ns'))).toEqual(new Map([['x', 1], ['y', 1]]));
+    store.set('ns/b', { ns: 'ns', sa: 'x', live: false });
+    expect([...store.indexKeys('ns')]).toEqual(['y']);
+    store.replace(new Map([['ns/d', { ns: 'ns', sa: 'z', live: true }]]));
+    expect([...store.indexKeys('ns')]).toEqual(['z']);
+    expect([...store.indexKeys('other')]).toEqual([]);
     store.set('ns/d', undefined);
-    expect([...store.indexKeys()]).toEqual([]);
+    expect([...store.indexKeys('ns')]).toEqual([]);
+    expect([...store.indexKeys('never-used')]).toEqual([]);
   });
 
   it('keeps one instance of projections with the same share key, for as long as an object holds it', () => {

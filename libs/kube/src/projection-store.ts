@@ -14,10 +14,10 @@ export interface ProjectionStoreOptions<P> {
   /** Projection equality; deep equality by default. */
   readonly equals?: (a: P, b: P) => boolean;
   /**
-   * Files each projection under keys (as client-go's indexers do), so a consumer can ask which
-   * keys are in use without walking every projection.
+   * Files each projection under keys within groups (as client-go's indexers do), so a consumer can
+   * ask which keys of one group are in use without walking every projection or every other group.
    */
-  readonly index?: (value: P) => readonly string[];
+  readonly index?: (value: P) => readonly IndexEntry[];
   /**
    * Projections with the same share key are equal: the store keeps one instance of them, so
    * thousands of objects that project alike (pods of one ServiceAccount) cost one projection.
@@ -25,10 +25,13 @@ export interface ProjectionStoreOptions<P> {
   readonly share?: (value: P) => string;
 }
 
+/** Where a projection is filed: a group, and a key within it. */
+export type IndexEntry = readonly [group: string, key: string];
+
 export class ProjectionStore<P> {
   private readonly items = new Map<string, P>();
-  /** Index key → how many stored projections carry it. */
-  private readonly counts = new Map<string, number>();
+  /** Index group → key → how many stored projections carry it. */
+  private readonly counts = new Map<string, Map<string, number>>();
   /** Share key → the one instance stored for it, and how many objects hold it. */
   private readonly shared = new Map<string, { readonly value: P; refs: number }>();
   private readonly equals: (a: P, b: P) => boolean;
@@ -57,14 +60,14 @@ export class ProjectionStore<P> {
     return [...this.items.entries()];
   }
 
-  /** The index keys at least one stored projection carries. */
-  indexKeys(): IterableIterator<string> {
-    return this.counts.keys();
+  /** The keys of `group` at least one stored projection carries. */
+  indexKeys(group: string): IterableIterator<string> {
+    return (this.counts.get(group) ?? NO_KEYS).keys();
   }
 
-  /** The index keys in use, each with how many stored projections carry it. */
-  indexCounts(): IterableIterator<[string, number]> {
-    return this.counts.entries();
+  /** The keys of `group` in use, each with how many stored projections carry it. */
+  indexCounts(group: string): IterableIterator<[string, number]> {
+    return (this.counts.get(group) ?? NO_KEYS).entries();
   }
 
   /** Stores `value` under `key`; `undefined` (the object is not of interest) removes the key. */
@@ -111,12 +114,17 @@ export class ProjectionStore<P> {
   private reindex(old: P | undefined, value: P | undefined): void {
     const index = this.options.index;
     if (!index) return;
-    for (const key of old === undefined ? [] : index(old)) {
-      const count = (this.counts.get(key) ?? 0) - 1;
-      if (count > 0) this.counts.set(key, count);
-      else this.counts.delete(key);
+    for (const [group, key] of old === undefined ? [] : index(old)) {
+      const keys = this.counts.get(group);
+      const count = (keys?.get(key) ?? 0) - 1;
+      if (count > 0) keys?.set(key, count);
+      else keys?.delete(key);
+      if (keys?.size === 0) this.counts.delete(group);
     }
-    for (const key of value === undefined ? [] : index(value)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    for (const [group, key] of value === undefined ? [] : index(value)) {
+      const keys = this.counts.get(group) ?? new Map<string, number>();
+      this.counts.set(group, keys.set(key, (keys.get(key) ?? 0) + 1));
+    }
   }
 
   /**
@@ -135,3 +143,5 @@ export class ProjectionStore<P> {
     return changes;
   }
 }
+
+const NO_KEYS: ReadonlyMap<string, number> = new Map();

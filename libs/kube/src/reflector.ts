@@ -41,7 +41,7 @@ export interface ReflectorOptions<P> {
   readonly backoff?: Partial<BackoffOptions>;
   /** Projection equality; updates that change nothing are not delivered. Deep equality by default. */
   readonly equals?: ProjectionStoreOptions<P>['equals'];
-  /** Files each projection under keys, counted as projections come and go; see indexKeys(). */
+  /** Files each projection under keys within groups, counted as projections come and go; see indexKeys(). */
   readonly index?: ProjectionStoreOptions<P>['index'];
   /** Keeps one instance of projections with the same key; see ProjectionStoreOptions. */
   readonly share?: ProjectionStoreOptions<P>['share'];
@@ -175,14 +175,14 @@ export class Reflector<P> {
     return this.store.size;
   }
 
-  /** The index keys (see ReflectorOptions.index) at least one stored projection carries. */
-  indexKeys(): IterableIterator<string> {
-    return this.store.indexKeys();
+  /** The keys of an index group (see ReflectorOptions.index) at least one stored projection carries. */
+  indexKeys(group: string): IterableIterator<string> {
+    return this.store.indexKeys(group);
   }
 
   /** The same, each with how many stored projections carry it. */
-  indexCounts(): IterableIterator<[string, number]> {
-    return this.store.indexCounts();
+  indexCounts(group: string): IterableIterator<[string, number]> {
+    return this.store.indexCounts(group);
   }
 
   private async run(): Promise<void> {

@@ -29,6 +29,21 @@ describe('WorkQueue', () => {
     await done;
   });
 
+  it('tells typed keys apart by their identity and hands back the typed key', async () => {
+    type Key = { readonly profile: string; readonly namespace?: string };
+    const queue = new WorkQueue<Key>({ keyId: (key) => JSON.stringify([key.profile, key.namespace ?? null]) });
+    queue.add({ profile: 'p', namespace: 'a' });
+    queue.add({ profile: 'p' });
+    queue.add({ profile: 'p', namespace: 'a' });
+    expect(queue.length).toBe(2);
+    const seen: Key[] = [];
+    const done = queue.process((key) => void seen.push(key));
+    await settle();
+    expect(seen).toEqual([{ profile: 'p', namespace: 'a' }, { profile: 'p' }]);
+    await queue.shutdown();
+    await done;
+  });
+
   it('handles a key added during its handling once more afterwards, never concurrently', async () => {
     const queue = new WorkQueue({ concurrency: 4 });
     const first = gate();

@@ -2,7 +2,7 @@ import { applyObject, createObject, deleteObject, type EventRecorder, inParallel
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
-import { type PlanAction, type ProfilePlan, writeDiff } from '../plan/plan-profile.js';
+import { type Actions, type PlanAction, writeDiff } from '../plan/plan-profile.js';
 
 export interface ExecutorDeps {
   readonly kc: KubeClient;
@@ -13,11 +13,11 @@ export interface ExecutorDeps {
 
 export interface Execution {
   readonly wrote: number;
-  /** Objects the plan would have created that exist and are not ours: left alone, reported on the status. */
-  readonly notOurs: readonly string[];
+  /** The creates of objects that exist and are not ours: left alone, reported on the status. */
+  readonly notOurs: readonly PlanAction[];
 }
 
-/** Performs a profile's plan in its order, stopping at the first failure (the error policy retries). */
+/** Performs a plan (a profile's or one namespace's) in its order, stopping at the first failure (the error policy retries). */
 export class PlanExecutor {
   /** Objects this executor created, so a create that its watch has not shown yet is not taken for someone else's. */
   private readonly created = new Set<string>();
@@ -46,21 +46,21 @@ export class PlanExecutor {
    * delete relies on is written first); within a step the objects are independent, so up to
    * WRITES_IN_FLIGHT go at once. A failure ends the plan after the step's requests in flight.
    */
-  async execute(profile: string, plan: ProfilePlan): Promise<Execution> {
+  async execute(profile: string, plan: Actions): Promise<Execution> {
     let wrote = 0;
-    const notOurs: string[] = [];
+    const notOurs: PlanAction[] = [];
     const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding']];
     for (const types of steps) {
       const actions = plan.actions.filter((a) => types.includes(a.type));
       await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
-        if ((await this.perform(profile, action, plan)) === 'notOurs') notOurs.push(describe(action));
+        if ((await this.perform(profile, action, plan)) === 'notOurs') notOurs.push(action);
         else wrote++;
       });
     }
     return { wrote, notOurs };
   }
 
-  private async perform(profile: string, action: PlanAction, plan: ProfilePlan): Promise<'done' | 'notOurs'> {
+  private async perform(profile: string, action: PlanAction, plan: Actions): Promise<'done' | 'notOurs'> {
     const { kc, metrics, log } = this.deps;
     switch (action.type) {
       case 'createClusterRole':
@@ -87,7 +87,7 @@ export class PlanExecutor {
           ...(removed.length ? [`removed ${removed.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'not wanted'})`).join(', ')}`] : []),
         ];
         if (parts.length === 0) parts.push('repaired drift (subjects edited by hand, order or duplicates)');
-        const message = `${describe(action)}: ${parts.join('; ')}; now ${action.object.subjects.length} subject(s)`;
+        const message = `${describeAction(action)}: ${parts.join('; ')}; now ${action.object.subjects.length} subject(s)`;
         log.log(message);
         // A new binding is its own record; an Event for each would double a cold start's writes (one binding per namespace).
         const { name, namespace } = action.object.metadata;
@@ -99,7 +99,7 @@ export class PlanExecutor {
         await deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace });
         metrics.writes.inc({ kind, verb: 'delete' });
         const subjects = action.binding.subjects.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound elsewhere'})`);
-        log.log(`${describe(action)} deleted because ${action.why}${subjects.length ? `: ${subjects.join(', ')}` : ''}`);
+        log.log(`${describeAction(action)} deleted because ${action.why}${subjects.length ? `: ${subjects.join(', ')}` : ''}`);
         return 'done';
       }
     }
@@ -135,7 +135,8 @@ const WRITES_IN_FLIGHT = 16;
 /** Enough to bridge the watch's lag after a burst of creates; forgetting only costs a NameTaken until the watch catches up. */
 const MAX_REMEMBERED = 100_000;
 
-function describe(action: PlanAction): string {
+/** The object an action is about, as logs and the status name it. */
+export function describeAction(action: PlanAction): string {
   switch (action.type) {
     case 'createClusterRole':
     case 'applyClusterRole':

@@ -11,6 +11,7 @@ import {
   describePermission,
   EventRecorder,
   missingPermissions,
+  objectKey,
   resourcePath,
   type KubeClient,
   type KubeObject,
@@ -25,17 +26,19 @@ import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.c
 import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
 import { onlyCountsDiffer, profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
-import { agentCountKeys, agentCounts, type AgentCounts } from '../desired/agent-counts.js';
-import { liveByNamespace, podSubjectKeys } from '../desired/live-subjects.js';
+import { agentCountEntries, agentCounts, type AgentCounts } from '../desired/agent-counts.js';
+import { liveByNamespace, podSubjectEntries } from '../desired/live-subjects.js';
 import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import type { ObservedBinding, ObservedProfile, ObservedRole } from '../plan/observed-profile.js';
-import { planProfile, type ProfilePlan } from '../plan/plan-profile.js';
+import { planNamespace, planProfile, type PlanAction } from '../plan/plan-profile.js';
 import { MissingAgentEvents } from './missing-agent-events.js';
-import { PlanExecutor } from './plan-executor.js';
+import { NamespaceStates, type ProfileTally } from './namespace-states.js';
+import { describeAction, PlanExecutor } from './plan-executor.js';
 import { writeProfileStatus } from './profile-status-writer.js';
+import { describeSyncKey, type SyncKey, syncKeyId } from './sync-key.js';
 
 export interface SyncerStatus {
   readonly profiles: readonly string[];
@@ -49,6 +52,12 @@ export interface SyncerStatus {
   readonly execGuardProblem?: string;
 }
 
+/** A labelled namespace as the syncer keeps it: where a scoped profile applies depends on its labels. */
+interface NamespaceView {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
 /** An AgentProfile as the syncer keeps it: the verdict on its spec and the conditions it carries. */
 interface ProfileObjectView {
   readonly entry: AgentProfileEntry;
@@ -57,10 +66,12 @@ interface ProfileObjectView {
 
 /**
  * The controller, declared: reflectors on AgentProfiles, pods (projections only), labelled
- * namespaces, every ClusterRole and its own bindings feed a work queue keyed by profile name. The
- * leader reconciles each key as observe → plan (planProfile, pure) → execute (PlanExecutor), then
- * reports on the AgentProfile's status. Every replica watches, so a new leader starts warm.
- * Profiles come from the API, or from PROFILES_FILE.
+ * namespaces, every ClusterRole and its own bindings feed a work queue of SyncKeys. A change of a
+ * profile, its ClusterRole or the exec guard queues the profile, planned as a whole; a pod, binding
+ * or namespace change queues only that namespace of the profiles concerned, planned alone. The
+ * leader reconciles each key as observe → plan (planProfile or planNamespace, pure) → execute
+ * (PlanExecutor), then reports on the AgentProfile's status. Every replica watches, so a new leader
+ * starts warm. Profiles come from the API, or from PROFILES_FILE.
  */
 @Injectable()
 export class SyncerService implements OnModuleInit, OnApplicationShutdown {
@@ -69,18 +80,20 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private readonly source = new ProfileSource(this.logger);
   /** Per profile name and hash: the permissions the syncer lacks for it ([] when it has them all). */
   private readonly missing = new Map<string, string[]>();
-  /** The planner's memory per profile: since when a bound subject has had no live pod. */
-  private readonly goneSince = new Map<string, ReadonlyMap<string, number>>();
+  /** Per profile and namespace: the planner's memory and what the status sums. */
+  private readonly states = new NamespaceStates();
+  /** Per profile name ('' for any profile): the namespaces it applies in, until namespaces or profiles change. */
+  private readonly applying = new Map<string, Set<string>>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
   private readonly statusWrittenAt = new Map<string, number>();
   private missingAgents!: MissingAgentEvents;
-  private controller!: Controller;
+  private controller!: Controller<SyncKey>;
   private executor!: PlanExecutor;
   private profileObjects: Reflector<ProfileObjectView> | undefined;
   /** Declared once the agent revisions are listed. */
   private pods: Reflector<PodView> | undefined;
   /** The namespaces labelled for injection, with their labels (where a scoped profile applies). */
-  private namespaces!: Reflector<Readonly<Record<string, string>>>;
+  private namespaces!: Reflector<NamespaceView>;
   private roles!: Reflector<ObservedRole>;
   /** The agent revisions stored (ControllerRevisions), by profile and hash: the specs earlier pods were injected from. */
   private revisions!: Reflector<AgentRevision>;
@@ -119,8 +132,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       throw new Error(`the rbac-syncer lacks ${missing.length} permission(s) it needs (see deploy/base/rbac-syncer/rbac.yaml):\n${lines}`);
     }
 
-    this.controller = new Controller(this.kc, {
-      keys: () => this.profileKeys(),
+    this.controller = new Controller<SyncKey>(this.kc, {
+      keys: () => this.profileKeys().map((profile) => ({ profile })),
+      keyId: syncKeyId,
       log: this.logger,
       resyncMs: this.config.resyncMs,
       deadStreamTimeoutMs: this.config.watchDeadMs,
@@ -130,6 +144,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
           this.metrics.leader.set(1);
           this.logger.log(`became the leader (${this.controller.identity}); reconciling every profile`);
           this.statusWritten.clear();
+          this.states.clear();
         },
         onStoppedLeading: () => {
           this.metrics.leader.set(0);
@@ -141,23 +156,25 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace: lease.namespace }),
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
       project: parseAgentRevision,
-      mapper: (revision) => [revision.profile.name],
+      mapper: (revision) => [{ profile: revision.profile.name }],
       resyncOnList: false,
     });
-    this.namespaces = this.controller.watches<Readonly<Record<string, string>>>('namespaces', {
+    this.namespaces = this.controller.watches<NamespaceView>('namespaces', {
       path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
-      project: (namespace) => namespace.metadata?.labels ?? {},
+      project: (namespace) => ({ name: namespace.metadata?.name ?? '', labels: namespace.metadata?.labels ?? {} }),
+      onChange: () => this.applying.clear(),
+      mapper: (namespace) => this.profileKeys().map((profile) => ({ profile, namespace: namespace.name })),
     });
     // Every ClusterRole, ours or not: a profile naming a role that is not Outrigger's binds nothing.
     this.roles = this.controller.watches<ObservedRole>('clusterroles', {
       path: resourcePath({ apiVersion: RBAC_API, resource: 'clusterroles' }),
       project: projectRole,
       equals: (a, b) => a.ownedBy === b.ownedBy && JSON.stringify(a.rules) === JSON.stringify(b.rules),
-      mapper: (role) => this.profilesNaming(role),
+      mapper: (role) => this.profilesNaming(role).map((profile) => ({ profile })),
       resyncOnList: false,
     });
-    this.bindings.push(this.controller.watches('clusterrolebindings', ownBindings('clusterrolebindings')));
+    this.bindings.push(this.controller.watches('clusterrolebindings', this.ownBindings('clusterrolebindings')));
     if (fromApi) {
       this.profileObjects = this.controller.watches<ProfileObjectView>(AGENT_PROFILE_PLURAL, {
         path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
@@ -184,8 +201,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.controller.run(
       (key) => this.reconcile(key),
       (key, error, retryIn) => {
-        this.metrics.reconciles.inc({ profile: key, result: 'error' });
-        this.logger.warn(`reconcile ${key} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
+        this.metrics.reconciles.inc({ profile: key.profile, result: 'error' });
+        this.logger.warn(`reconcile ${describeSyncKey(key)} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
       },
     );
     // Pods are judged against the stored agent revisions: list those first, so no pod is judged without them.
@@ -213,8 +230,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // Pods of one ServiceAccount share a projection; the index says which ServiceAccounts have
       // live pods, and counts the pods of each profile by the agent they run.
       share: podViewKey,
-      index: (view) => [...podSubjectKeys(view), ...agentCountKeys(view)],
-      mapper: (view) => view.agents.map((agent) => agent.profile),
+      index: (view) => [...podSubjectEntries(view), ...agentCountEntries(view)],
+      mapper: (view) => view.agents.map((agent) => ({ profile: agent.profile, namespace: view.namespace })),
     });
   }
 
@@ -249,14 +266,23 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /** The namespaces a profile applies in: labelled for injection, not protected, and picked by its namespaceSelector. */
   private namespacesOf(profile: AgentProfile | undefined): Set<string> {
-    const excluded = new Set(protectedNamespacesFor(this.config.ownNamespace));
-    return new Set(this.namespaces.entries().flatMap(([namespace, labels]) => (!excluded.has(namespace) && (!profile || profileAppliesIn(profile, labels)) ? [namespace] : [])));
+    const cached = this.applying.get(profile?.name ?? '');
+    if (cached) return cached;
+    const namespaces = new Set(this.namespaces.entries().flatMap(([, namespace]) => (this.appliesIn(profile, namespace.name) ? [namespace.name] : [])));
+    this.applying.set(profile?.name ?? '', namespaces);
+    return namespaces;
+  }
+
+  /** The same for one namespace. */
+  private appliesIn(profile: AgentProfile | undefined, namespace: string): boolean {
+    const view = this.namespaces.get(namespace);
+    return view !== undefined && !protectedNamespacesFor(this.config.ownNamespace).includes(namespace) && (!profile || profileAppliesIn(profile, view.labels));
   }
 
   /** One profile's live opted-in pods by the agent they run, in the namespaces it applies in. */
   private agentCounts(profile: AgentProfile): AgentCounts {
     const taking = this.namespacesOf(profile);
-    return agentCounts(this.pods?.indexCounts() ?? [], profile.name, (namespace) => taking.has(namespace));
+    return agentCounts((group) => this.pods?.indexCounts(group) ?? [], profile.name, (namespace) => taking.has(namespace));
   }
 
   /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
@@ -274,7 +300,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const reflector = this.profileObjects;
     if (!reflector?.status().hasSynced) return;
     const change = this.source.fromObjects(reflector.entries().map(([, view]) => view.entry));
-    change.newVerdicts.forEach((verdict) => this.controller.enqueue(verdict.name)); // its status follows
+    change.newVerdicts.forEach((verdict) => this.controller.enqueue({ profile: verdict.name })); // its status follows
     // Most AgentProfile events are our own status writes: nothing to re-project then.
     if (change.changed) void this.useProfiles(change.inForce);
   }
@@ -287,6 +313,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async useProfiles(next: readonly ProfileInForce[]): Promise<void> {
     const before = new Map(this.inForce.map((p) => [p.profile.name, p.profile]));
     this.inForce = next;
+    this.applying.clear();
     for (const { profile } of next) {
       const old = before.get(profile.name);
       if (old && profileHash(old) === profileHash(profile)) continue;
@@ -297,7 +324,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     // Watches only some profiles need, declared when the first such profile arrives.
     const withRbac = this.profiles();
     if (!this.controller.hasWatch('rolebindings') && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
-      this.bindings.push(this.controller.watches('rolebindings', ownBindings('rolebindings')));
+      this.bindings.push(this.controller.watches('rolebindings', this.ownBindings('rolebindings')));
     }
     if (!this.guardWatched && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
     this.pods?.relist();
@@ -324,13 +351,13 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
     await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
     if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
-    else denied.forEach(({ profile }) => this.controller.enqueue(profile.name));
+    else denied.forEach(({ profile }) => this.controller.enqueue({ profile: profile.name }));
   }
 
   /** The exec guard's policy and binding, by name: their changes concern every cluster-wide profile. */
   private watchGuard(): void {
     const name = this.config.execGuardName;
-    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [p.name] : []));
+    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [{ profile: p.name }] : []));
     const watch = <P>(resource: string, project: (obj: KubeObject) => P) =>
       this.controller.watches<P>(resource, {
         path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
@@ -361,47 +388,95 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return complete;
   }
 
-  /** One profile, level-based: observe the stores, plan (pure), execute, report. */
-  private async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
-    const profile = this.inForce.find((p) => p.profile.name === key)?.profile;
+  /** One key, level-based: observe the stores, plan (pure), execute, report. */
+  private async reconcile(key: SyncKey): Promise<{ requeueAfterMs?: number } | void> {
+    const name = key.profile;
+    const profile = this.inForce.find((p) => p.profile.name === name)?.profile;
     const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
     if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings', 'controllerrevisions') || guardUnknown) {
-      this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
+      this.metrics.reconciles.inc({ profile: name, result: 'skipped' });
       return;
     }
-    const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
-    const role = profile?.rbac ? this.roles.get(profile.rbac.clusterRole) : undefined;
-    const foreignRole = role !== undefined && role.ownedBy !== key;
-    const end = this.metrics.reconcileSeconds.startTimer({ profile: key });
+    const end = this.metrics.reconcileSeconds.startTimer({ profile: name });
     try {
-      // Without its permissions a profile's RBAC is left as it is; a foreign role is revoked regardless.
-      const agents = profile ? this.agentCounts(profile) : undefined;
-      if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
-        this.metrics.reconciles.inc({ profile: key, result: 'skipped' });
-        return wakeAt(await this.writeStatus(key, { profile, missing, subjects: 0, agents }));
-      }
-      if (profile) await this.recordRevision(profile);
-      const plan = planProfile(this.observe(key, profile));
-      this.goneSince.set(key, plan.goneSince);
-      let notOurs: readonly string[] = [];
-      try {
-        notOurs = (await this.executor.execute(key, plan)).notOurs;
-      } catch (error) {
-        // The status says why, the objects stay as they were, and the error policy retries with backoff.
-        await this.writeStatus(key, { profile, missing, plan, writeFailure: describeApiError(error) }).catch((statusError: unknown) =>
-          this.logger.warn(`AgentProfile ${key}: status not written: ${describeApiError(statusError)}`),
-        );
-        throw error;
-      }
-      if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(key, profile.rbac.clusterRole, this.execGuardProblem());
-      this.metrics.reconciles.inc({ profile: key, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
-      if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
-      const countsDueAt = await this.writeStatus(key, { profile, missing, plan, notOurs, agents });
-      if (agents) await this.missingAgents.report(key, agents.missingOwners);
-      return wakeAt(plan.wakeAtMs, countsDueAt);
+      return key.namespace === undefined ? await this.reconcileProfile(name, profile) : await this.reconcileNamespace(name, profile, key.namespace);
     } finally {
       end();
     }
+  }
+
+  /** The whole profile: its ClusterRole, the exec guard, every namespace, the status. */
+  private async reconcileProfile(name: string, profile: AgentProfile | undefined): Promise<{ requeueAfterMs: number } | undefined> {
+    const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
+    const role = profile?.rbac ? this.roles.get(profile.rbac.clusterRole) : undefined;
+    const foreignRole = role !== undefined && role.ownedBy !== name;
+    // Without its permissions a profile's RBAC is left as it is; a foreign role is revoked regardless.
+    const agents = profile ? this.agentCounts(profile) : undefined;
+    if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
+      this.metrics.reconciles.inc({ profile: name, result: 'skipped' });
+      return wakeAt(await this.writeStatus(name, { profile, missing, agents }));
+    }
+    if (profile) await this.recordRevision(profile);
+    const plan = planProfile(this.observe(name, profile));
+    const tally = { subjects: plan.subjects, overCap: plan.overCap, notOurs: [] as string[] };
+    const foreign = plan.roleState === 'foreign';
+    let notOurs: readonly PlanAction[] = [];
+    try {
+      notOurs = (await this.executor.execute(name, plan)).notOurs;
+    } catch (error) {
+      await this.reportFailure(name, { profile, missing, tally, foreign }, error);
+      throw error;
+    }
+    if (plan.roleState !== 'repairing') {
+      const mine = (namespace: string) => notOurs.filter((a) => a.type === 'writeBinding' && a.namespace === namespace).map(describeAction);
+      this.states.replace(name, new Map([...plan.namespaces].map(([namespace, p]) => [namespace, { goneSince: p.goneSince, subjects: p.subjects, overCap: p.overCap, notOurs: mine(namespace) }])));
+      // Each namespace looks again when a grace in it runs out, alone.
+      for (const [namespace, p] of plan.namespaces) if (p.wakeAtMs !== undefined) this.controller.enqueueAfter({ profile: name, namespace }, untilMs(p.wakeAtMs));
+    }
+    if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(name, profile.rbac.clusterRole, this.execGuardProblem());
+    this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
+    if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
+    const countsDueAt = await this.writeStatus(name, { profile, missing, tally: { ...tally, notOurs: notOurs.map(describeAction) }, foreign, agents });
+    if (agents) await this.missingAgents.report(name, agents.missingOwners);
+    // A binding of an earlier version goes once the namespaces' own show its subjects: look again for it.
+    const legacyLeft = this.legacyBindings(name) > plan.actions.filter((a) => a.type === 'deleteBinding' && a.binding.namespace === undefined).length;
+    return wakeAt(countsDueAt, legacyLeft ? Date.now() + LEGACY_RECHECK_MS : undefined);
+  }
+
+  /**
+   * One namespace of a profile, planned alone; what only the whole profile decides (a ClusterRole
+   * to create or repair, everything to revoke, permissions missing, a new leader) goes to it.
+   */
+  private async reconcileNamespace(name: string, profile: AgentProfile | undefined, namespace: string): Promise<{ requeueAfterMs: number } | undefined> {
+    const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
+    const plan = this.states.has(name) && !(profile?.rbac && missing?.length !== 0) ? planNamespace(this.observe(name, profile, namespace), namespace) : undefined;
+    if (!plan) {
+      this.controller.enqueue({ profile: name });
+      return;
+    }
+    const before = this.states.tally(name);
+    let notOurs: readonly PlanAction[] = [];
+    try {
+      notOurs = (await this.executor.execute(name, plan)).notOurs;
+    } catch (error) {
+      await this.reportFailure(name, { profile, missing, tally: before, foreign: false }, error);
+      throw error;
+    }
+    this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
+    const tally = this.states.tally(name);
+    this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
+    if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, tally.subjects);
+    const agents = profile ? this.agentCounts(profile) : undefined;
+    const countsDueAt = await this.writeStatus(name, { profile, missing, tally, foreign: false, agents });
+    if (agents) await this.missingAgents.report(name, agents.missingOwners);
+    return wakeAt(plan.wakeAtMs, countsDueAt);
+  }
+
+  /** The status says why, the objects stay as they were, and the error policy retries with backoff. */
+  private async reportFailure(name: string, outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; tally: ProfileTally; foreign: boolean }, error: unknown): Promise<void> {
+    await this.writeStatus(name, { ...outcome, writeFailure: describeApiError(error) }).catch((statusError: unknown) =>
+      this.logger.warn(`AgentProfile ${name}: status not written: ${describeApiError(statusError)}`),
+    );
   }
 
   /**
@@ -429,36 +504,58 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** What profile `name`'s plan depends on, from the stores at this moment. */
-  private observe(name: string, profile: AgentProfile | undefined): ObservedProfile {
+  /**
+   * What profile `name`'s plan depends on, from the stores at this moment: the whole profile, or
+   * (given) one namespace with the bindings of earlier versions, which hold several.
+   */
+  private observe(name: string, profile: AgentProfile | undefined, namespace?: string): ObservedProfile {
     const rbac = profile?.rbac;
+    const namespaces = namespace === undefined ? this.namespacesOf(profile) : new Set(this.appliesIn(profile, namespace) ? [namespace] : []);
+    const bindings =
+      namespace === undefined
+        ? this.bindings.flatMap((store) => store.entries().flatMap(([, b]) => (b.profile === name ? [b.binding] : [])))
+        : [namespace, undefined].flatMap((ns) => this.bindings.flatMap((store) => [...store.indexKeys(bindingGroup(name, ns))].flatMap((k) => store.get(k)?.binding ?? [])));
     return {
       name,
       profile,
       role: rbac ? this.roles.get(rbac.clusterRole) : undefined,
-      bindings: this.bindings.flatMap((store) => store.entries().flatMap(([, b]) => (b.profile === name ? [b.binding] : []))),
-      live: rbac && this.pods ? liveByNamespace(this.pods.indexKeys(), name) : new Map(),
-      // Labelled, and (a scoped profile) picked by its selector: elsewhere nothing is bound.
-      labelledNamespaces: this.namespacesOf(profile),
+      bindings,
+      // Live only where bound: labelled, and (a scoped profile) picked by its selector.
+      live: rbac && this.pods ? liveByNamespace((group) => this.pods?.indexKeys(group) ?? [], name, namespaces) : new Map(),
+      labelledNamespaces: namespaces,
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       viewComplete: this.viewComplete(),
       execGuardProblem: rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
-      goneSince: this.goneSince.get(name) ?? new Map(),
+      goneSince: this.states.goneSince(name, namespace),
       nowMs: Date.now(),
       graceMs: this.config.graceMs,
       maxPerNamespace: this.config.maxPerNamespace,
     };
   }
 
+  /** How many bindings of earlier versions (one for several namespaces) the profile has. */
+  private legacyBindings(name: string): number {
+    return this.bindings.reduce((n, store) => n + [...store.indexKeys(bindingGroup(name, undefined))].length, 0);
+  }
+
+  /** Our own bindings of a kind (by label), filed by profile and namespace; a change concerns that namespace of the profile. */
+  private ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): WatchOptions<OwnBinding, SyncKey> {
+    return {
+      ...ownBindings(resource),
+      // One of an earlier version holds several namespaces: the whole profile moves it.
+      mapper: (view) => [view.binding.namespace === undefined ? { profile: view.profile } : { profile: view.profile, namespace: view.binding.namespace }],
+    };
+  }
+
   /** The AgentProfile's status, when profiles come from the API and something changed. */
   private async writeStatus(
     name: string,
-    outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; plan?: ProfilePlan; subjects?: number; notOurs?: readonly string[]; writeFailure?: string; agents?: AgentCounts },
+    outcome: { profile: AgentProfile | undefined; missing: readonly string[] | undefined; tally?: ProfileTally; foreign?: boolean; writeFailure?: string; agents?: AgentCounts },
   ): Promise<number | undefined> {
     const view = this.profileObjects?.get(name);
     const verdict = this.source.verdict(name);
     if (!view || !verdict) return undefined;
-    const { profile, plan } = outcome;
+    const { profile, tally } = outcome;
     const status = profileStatus({
       verdict,
       stored: view.conditions,
@@ -466,11 +563,11 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       missingPermissions: outcome.missing,
       execGuardProblem: profile?.rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
       writeFailure: outcome.writeFailure,
-      foreignRole: plan?.roleState === 'foreign',
-      notOurs: outcome.notOurs,
-      overCap: plan?.overCap,
+      foreignRole: outcome.foreign === true,
+      notOurs: tally?.notOurs,
+      overCap: tally?.overCap,
       maxPerNamespace: this.config.maxPerNamespace,
-      subjects: plan?.subjects ?? outcome.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
+      subjects: tally?.subjects ?? this.statusWritten.get(name)?.boundSubjects ?? 0,
       profile,
       agents: outcome.agents,
       namespaces: profile ? this.namespacesOf(profile).size : undefined,
@@ -496,14 +593,21 @@ const RBAC_API = 'rbac.authorization.k8s.io/v1';
 
 /** One of our bindings as its watch keeps it: which profile it serves, and what the planner sees. */
 interface OwnBinding {
+  /** Its key in the store. */
+  readonly key: string;
   readonly profile: string;
   readonly binding: ObservedBinding;
 }
 
+/** The binding store's index group of one profile's bindings in a namespace (undefined: those of earlier versions); never read back. */
+function bindingGroup(profile: string, namespace: string | undefined): string {
+  return JSON.stringify([profile, namespace ?? null]);
+}
+
 type StoredSubject = { kind?: string; name?: string; namespace?: string };
 
-/** Our own bindings of a kind (by label); a change concerns the profile the label names. */
-function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): WatchOptions<OwnBinding> {
+/** Our own bindings of a kind (by label), filed by the profile and namespace their labels name. */
+function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): Omit<WatchOptions<OwnBinding, SyncKey>, 'mapper'> {
   const kind = resource === 'clusterrolebindings' ? 'ClusterRoleBinding' : 'RoleBinding';
   return {
     path: resourcePath({ apiVersion: RBAC_API, resource }),
@@ -515,6 +619,7 @@ function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): WatchOpt
       const asStored = raw.map((s): SaSubject => ({ kind: 'ServiceAccount', name: s.name ?? '', namespace: s.namespace ?? '' }));
       const labels = obj.metadata?.labels ?? {};
       return {
+        key: objectKey(obj),
         profile: labels[PROFILE_LABEL] ?? '',
         binding: {
           kind,
@@ -527,7 +632,7 @@ function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): WatchOpt
       };
     },
     equals: (a, b) => JSON.stringify(a) === JSON.stringify(b),
-    mapper: (view) => [view.profile],
+    index: (view) => [[bindingGroup(view.profile, view.binding.namespace), view.key]],
     resyncOnList: false,
   };
 }
@@ -549,8 +654,16 @@ const COUNTS_WRITE_MS = 5_000;
 /** A reconcile's requeue: at the earliest of the times given, if any. */
 function wakeAt(...times: (number | undefined)[]): { requeueAfterMs: number } | undefined {
   const known = times.filter((t): t is number => t !== undefined);
-  return known.length === 0 ? undefined : { requeueAfterMs: Math.max(0, Math.min(...known) - Date.now()) + 50 };
+  return known.length === 0 ? undefined : { requeueAfterMs: untilMs(Math.min(...known)) };
 }
+
+/** From now until just after `atMs` (epoch ms), so the time has passed when the key is looked at. */
+function untilMs(atMs: number): number {
+  return Math.max(0, atMs - Date.now()) + 50;
+}
+
+/** How often a profile with a binding of an earlier version looks again whether it may go. */
+const LEGACY_RECHECK_MS = 1_000;
 
 /** How often permissions missing for a profile are asked for again. */
 const PERMISSION_RECHECK_MS = 15_000;

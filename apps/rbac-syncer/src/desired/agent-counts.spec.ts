@@ -1,16 +1,17 @@
+import { ProjectionStore } from '@outrigger/kube';
 import { describe, expect, it } from 'vitest';
-import { agentCountKeys, agentCounts } from './agent-counts.js';
-import { podSubjectKeys } from './live-subjects.js';
+import { agentCountEntries, agentCounts } from './agent-counts.js';
+import { podSubjectEntries } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 
 const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'u-1' };
 const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false, ...over });
 
-/** The store's index, counted as the ProjectionStore counts it. */
-function index(views: readonly PodView[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of views.flatMap((v) => [...podSubjectKeys(v), ...agentCountKeys(v)])) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return counts;
+/** The pod store's index, as the syncer files pods in it. */
+function index(views: readonly PodView[]): (group: string) => Iterable<[string, number]> {
+  const store = new ProjectionStore<PodView>({ index: (v) => [...podSubjectEntries(v), ...agentCountEntries(v)] });
+  views.forEach((v, i) => store.set(`pod-${i}`, v));
+  return (group) => store.indexCounts(group);
 }
 
 describe('agentCounts', () => {
@@ -44,6 +45,6 @@ describe('agentCounts', () => {
   it('counts nothing of another profile whose name it begins, nor pods being deleted', () => {
     const counts = agentCounts(index(views), 'xxl-job-2', () => true);
     expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing }).toEqual({ current: 0, outdated: 0, missing: 1 });
-    expect(agentCountKeys(view({ deleting: true }))).toEqual([]);
+    expect(agentCountEntries(view({ deleting: true }))).toEqual([]);
   });
 });

@@ -1,13 +1,15 @@
+import type { IndexEntry } from '@outrigger/kube';
 import type { AgentStateName } from '@outrigger/sidecar';
 import type { PodOwner } from './owner-reference.js';
 import type { PodView } from './pod-view.js';
 
 /**
- * The pod store's index keys for agent counts, encoded and read back only here. They start with
- * "#", which no profile name (a DNS label) does, so they never mix with podSubjectKeys.
+ * The pod store's index groups and keys for agent counts, encoded and read back only here. The
+ * groups are one per profile and start with "#", so they never mix with the live groups.
  */
 const AGENTS = '#agents';
 const MISSING = '#missing';
+const group = (kind: typeof AGENTS | typeof MISSING, profile: string) => `${kind} ${profile}`;
 /** In place of the state `current`, for a current agent of the staged change. */
 const CANARY = 'canary';
 
@@ -31,39 +33,36 @@ export interface MissingOwner {
   readonly pods: number;
 }
 
-/** The keys a live pod is counted under: one per profile it opted into, and its owner while an agent is missing. */
-export function agentCountKeys(view: PodView): string[] {
+/** Where a live pod is counted: one entry per profile it opted into, and its owner while an agent is missing. */
+export function agentCountEntries(view: PodView): IndexEntry[] {
   if (view.deleting) return [];
-  return view.agents.flatMap((agent) => {
-    const counted = [AGENTS, agent.profile, agent.canary ? CANARY : agent.state, agent.hash ?? '-', view.namespace].join(' ');
+  return view.agents.flatMap((agent): IndexEntry[] => {
+    const counted: IndexEntry = [group(AGENTS, agent.profile), [agent.canary ? CANARY : agent.state, agent.hash ?? '-', view.namespace].join(' ')];
     if (agent.state !== 'missing') return [counted];
     const { apiVersion, kind, name, uid } = view.owner ?? { apiVersion: '-', kind: '-', name: '-', uid: '-' };
-    return [counted, [MISSING, agent.profile, view.namespace, apiVersion, kind, name, uid].join(' ')];
+    return [counted, [group(MISSING, agent.profile), [view.namespace, apiVersion, kind, name, uid].join(' ')]];
   });
 }
 
-/** One profile's counts from the store's index (key, pods carrying it), over the namespaces `counts` admits. */
-export function agentCounts(index: Iterable<[string, number]>, profile: string, counts: (namespace: string) => boolean): AgentCounts {
+/** One profile's counts from the store's index (a group's keys with the pods carrying each), over the namespaces `counts` admits. */
+export function agentCounts(index: (group: string) => Iterable<[string, number]>, profile: string, counts: (namespace: string) => boolean): AgentCounts {
   const byState: Record<AgentStateName, number> = { current: 0, outdated: 0, missing: 0 };
   let canary = 0;
   const outdatedByHash = new Map<string, number>();
   const missingOwners: MissingOwner[] = [];
-  const agents = `${AGENTS} ${profile} `;
-  const missing = `${MISSING} ${profile} `;
-  for (const [key, pods] of index) {
-    if (key.startsWith(agents)) {
-      const [stateOrCanary, hash, namespace] = key.slice(agents.length).split(' ') as [AgentStateName | typeof CANARY, string, string];
-      if (!counts(namespace)) continue;
-      const state = stateOrCanary === CANARY ? 'current' : stateOrCanary;
-      if (stateOrCanary === CANARY) canary += pods;
-      byState[state] += pods;
-      const spec = hash === '-' ? '' : hash;
-      if (state === 'outdated') outdatedByHash.set(spec, (outdatedByHash.get(spec) ?? 0) + pods);
-    } else if (key.startsWith(missing)) {
-      const [namespace = '', apiVersion = '-', kind = '', name = '', uid = ''] = key.slice(missing.length).split(' ');
-      if (!counts(namespace)) continue;
-      missingOwners.push({ namespace, owner: apiVersion === '-' ? undefined : { apiVersion, kind, name, uid }, pods });
-    }
+  for (const [key, pods] of index(group(AGENTS, profile))) {
+    const [stateOrCanary, hash, namespace] = key.split(' ') as [AgentStateName | typeof CANARY, string, string];
+    if (!counts(namespace)) continue;
+    const state = stateOrCanary === CANARY ? 'current' : stateOrCanary;
+    if (stateOrCanary === CANARY) canary += pods;
+    byState[state] += pods;
+    const spec = hash === '-' ? '' : hash;
+    if (state === 'outdated') outdatedByHash.set(spec, (outdatedByHash.get(spec) ?? 0) + pods);
+  }
+  for (const [key, pods] of index(group(MISSING, profile))) {
+    const [namespace = '', apiVersion = '-', kind = '', name = '', uid = ''] = key.split(' ');
+    if (!counts(namespace)) continue;
+    missingOwners.push({ namespace, owner: apiVersion === '-' ? undefined : { apiVersion, kind, name, uid }, pods });
   }
   return { ...byState, canary, outdatedByHash, missingOwners };
 }

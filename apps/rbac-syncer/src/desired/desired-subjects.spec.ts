@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { desiredSubjects, type DesiredSubjectsInput } from './desired-subjects.js';
-import { liveSubjects, podSubjectKeys } from './live-subjects.js';
+import { ProjectionStore } from '@outrigger/kube';
+import { liveByNamespace, podSubjectEntries } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 import type { SaSubject } from './subjects.js';
 
@@ -15,11 +16,19 @@ const pod = (namespace: string, serviceAccount = 'default', extra: Partial<PodVi
 });
 const sa = (namespace: string, name = 'default'): SaSubject => ({ kind: 'ServiceAccount', namespace, name });
 
+/** The live subjects as the syncer reads them: pods filed in the pod store's index, read back per namespace. */
+function liveOf(pods: readonly PodView[], profile: string): SaSubject[] {
+  const store = new ProjectionStore<PodView>({ index: podSubjectEntries });
+  pods.forEach((p, i) => store.set(`pod-${i}`, p));
+  const live = liveByNamespace((group) => store.indexKeys(group), profile, new Set(pods.map((p) => p.namespace)));
+  return [...live].flatMap(([namespace, names]) => names.map((name) => sa(namespace, name)));
+}
+
 /** The input as the syncer builds it: pods filed in the pod store's index, the live subjects read back. */
 function input({ pods = [], ...over }: Partial<Omit<DesiredSubjectsInput, 'live'>> & { pods?: readonly PodView[] }): DesiredSubjectsInput {
   return {
     profile: 'xxl-job',
-    live: liveSubjects(new Set(pods.flatMap(podSubjectKeys)), over.profile ?? 'xxl-job'),
+    live: liveOf(pods, over.profile ?? 'xxl-job'),
     labelledNamespaces: new Set(['a', 'b', 'c', 'kube-system', 'outrigger-system']),
     protectedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'outrigger-system'],
     current: [],

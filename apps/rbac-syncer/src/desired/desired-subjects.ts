@@ -3,7 +3,7 @@ import { normalizeSubjects, subjectKey, type SaSubject } from './subjects.js';
 export interface DesiredSubjectsInput {
   /** The profile whose binding this is. */
   readonly profile: string;
-  /** The ServiceAccounts with a live (not deleting) pod carrying this profile's agent, in any namespace; see liveSubjects. */
+  /** The ServiceAccounts with a live (not deleting) pod carrying this profile's agent, in any namespace; see liveByNamespace. */
   readonly live: Iterable<SaSubject>;
   /** Namespaces carrying outrigger.dev/injection=enabled. */
   readonly labelledNamespaces: ReadonlySet<string>;

@@ -1,34 +1,28 @@
+import type { IndexEntry } from '@outrigger/kube';
 import type { PodView } from './pod-view.js';
-import type { SaSubject } from './subjects.js';
 
-/** Between a profile name and a subject key in an index key; neither a profile nor a namespace may contain it. */
-const SEPARATOR = ' ';
+/** The pod index group of one profile's live ServiceAccounts in one namespace: built here only, never read back. */
+export function liveGroup(profile: string, namespace: string): string {
+  return JSON.stringify(['live', profile, namespace]);
+}
 
 /**
- * The index keys a pod is filed under: one per profile it counts for, naming its ServiceAccount,
- * while it is not being deleted. Counted by the pod store, they say which ServiceAccounts have a
- * live pod of a profile without walking every pod.
+ * Where a pod is filed in the pod store's index: for each profile it counts for, its
+ * ServiceAccount in that profile's group for its namespace, while it is not being deleted.
+ * Counted by the store, they say which ServiceAccounts of one namespace have a live pod of a
+ * profile without walking any other pod.
  */
-export function podSubjectKeys(view: PodView): string[] {
+export function podSubjectEntries(view: PodView): IndexEntry[] {
   if (view.deleting) return [];
-  return view.profiles.map((profile) => `${profile}${SEPARATOR}${view.namespace}/${view.serviceAccount}`);
+  return view.profiles.map((profile): IndexEntry => [liveGroup(profile, view.namespace), view.serviceAccount]);
 }
 
-/** The ServiceAccounts filed under `profile` among the index keys in use, by namespace. */
-export function liveByNamespace(keys: Iterable<string>, profile: string): Map<string, string[]> {
-  const prefix = `${profile}${SEPARATOR}`;
+/** A profile's live ServiceAccounts in the given namespaces, by namespace (namespaces without any left out). */
+export function liveByNamespace(keys: (group: string) => Iterable<string>, profile: string, namespaces: Iterable<string>): Map<string, string[]> {
   const byNamespace = new Map<string, string[]>();
-  for (const key of keys) {
-    if (!key.startsWith(prefix)) continue;
-    const [namespace = '', name = ''] = key.slice(prefix.length).split('/');
-    const names = byNamespace.get(namespace);
-    if (names) names.push(name);
-    else byNamespace.set(namespace, [name]);
+  for (const namespace of namespaces) {
+    const names = [...keys(liveGroup(profile, namespace))];
+    if (names.length > 0) byNamespace.set(namespace, names);
   }
   return byNamespace;
-}
-
-/** The same, as subjects. */
-export function liveSubjects(keys: Iterable<string>, profile: string): SaSubject[] {
-  return [...liveByNamespace(keys, profile)].flatMap(([namespace, names]) => names.map((name) => ({ kind: 'ServiceAccount' as const, namespace, name })));
 }

@@ -24,7 +24,9 @@ export interface ObservedBinding {
 
 /**
  * Everything one profile's plan depends on, read from the stores at one moment: typed, complete,
- * and nothing else (no client, no clock but `nowMs`).
+ * and nothing else (no client, no clock but `nowMs`). To plan one namespace, the same with only
+ * that namespace's bindings (and those of earlier versions, which hold several), live
+ * ServiceAccounts, label verdict and memory.
  */
 export interface ObservedProfile {
   readonly name: string;
@@ -42,8 +44,8 @@ export interface ObservedProfile {
   readonly viewComplete: boolean;
   /** Why the exec guard is not in force; undefined when it is (or no cluster-wide binding is wanted). */
   readonly execGuardProblem: string | undefined;
-  /** subjectKey → epoch ms since which a bound subject has had no live pod (the planner's memory, handed back). */
-  readonly goneSince: ReadonlyMap<string, number>;
+  /** The planner's memory, handed back, per namespace: subjectKey → epoch ms since which a bound subject has had no live pod. */
+  readonly goneSince: ReadonlyMap<string, ReadonlyMap<string, number>>;
   readonly nowMs: number;
   readonly graceMs: number;
   /** At most this many ServiceAccounts are bound per namespace and profile. */

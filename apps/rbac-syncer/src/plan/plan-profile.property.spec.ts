@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { sameRules } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
-import { planProfile, type PlanAction } from './plan-profile.js';
-import { crb, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
+import { planNamespace, planProfile, type PlanAction } from './plan-profile.js';
+import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
 
 const NAMESPACES = ['a', 'b', 'c', 'kube-system', 'unlabelled'];
 const NAMES = ['default', 'x', 'y', 'z'];
@@ -36,12 +36,19 @@ const observedArb: fc.Arbitrary<ObservedProfile> = fc
     live: liveArb,
     viewComplete: fc.boolean(),
     guard: fc.constantFrom(undefined, undefined, 'exec guard not in force'),
-    gone: fc.dictionary(fc.constantFrom(...NAMESPACES.flatMap((ns) => NAMES.map((n) => `${ns}/${n}`))), fc.integer({ min: 900_000, max: 1_000_000 })),
+    gone: fc.array(fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES), fc.integer({ min: 900_000, max: 1_000_000 })), { maxLength: 8 }),
     max: fc.integer({ min: 1, max: 4 }),
   })
   .map(({ inForce, role, bindings, live, viewComplete, guard, gone, max }) =>
-    observed({ profile: inForce ? PROFILE : undefined, role, bindings, live, viewComplete, execGuardProblem: guard, goneSince: new Map(Object.entries(gone)), maxPerNamespace: max }),
+    observed({ profile: inForce ? PROFILE : undefined, role, bindings, live, viewComplete, execGuardProblem: guard, goneSince: memory(gone), maxPerNamespace: max }),
   );
+
+/** The planner's memory per namespace, from (namespace, name, since) triples. */
+function memory(gone: readonly (readonly [string, string, number])[]): Map<string, Map<string, number>> {
+  const byNamespace = new Map<string, Map<string, number>>();
+  for (const [ns, name, since] of gone) byNamespace.set(ns, (byNamespace.get(ns) ?? new Map<string, number>()).set(`${ns}/${name}`, since));
+  return byNamespace;
+}
 
 const writes = (actions: readonly PlanAction[]) => actions.flatMap((a) => (a.type === 'writeBinding' ? [a] : []));
 const id = (kind: string, name: string, namespace: string | undefined) => `${kind}|${kind === 'RoleBinding' ? namespace : ''}|${name}`;
@@ -145,6 +152,37 @@ describe('planProfile invariants', () => {
           const bindings = states.length ? [...(states[states.length - 1]?.values() ?? [])] : current.bindings;
           current = { ...current, bindings, goneSince: plan.goneSince };
         }
+      }),
+    );
+  });
+
+  it('plans each namespace alone exactly as the whole profile plans it', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const whole = planProfile(o);
+        for (const namespace of NAMESPACES) {
+          const alone = planNamespace(inNamespace(o, namespace), namespace);
+          if (whole.roleState === 'repairing' || whole.roleState === 'foreign' || (o.profile && o.execGuardProblem !== undefined)) {
+            expect(alone).toBeUndefined(); // the profile step revokes or repairs, for every namespace at once
+            continue;
+          }
+          const planned = whole.namespaces.get(namespace);
+          if (planned) expect(alone).toEqual(planned);
+          else expect(alone).toMatchObject({ actions: [], subjects: 0, overCap: undefined, wakeAtMs: undefined });
+        }
+      }),
+    );
+  });
+
+  it('is, for the whole profile, the namespaces\' plans together and the removal of the bindings of earlier versions', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const whole = planProfile(o);
+        if (whole.roleState === 'repairing' || whole.roleState === 'foreign' || (o.profile && o.execGuardProblem !== undefined)) return;
+        const alone = NAMESPACES.flatMap((namespace) => planNamespace(inNamespace(o, namespace), namespace)?.actions ?? []);
+        const legacy = whole.actions.filter((a) => a.type === 'deleteBinding' && a.binding.namespace === undefined);
+        expect(new Set([...alone, ...legacy].map((a) => JSON.stringify(a)))).toEqual(new Set(whole.actions.map((a) => JSON.stringify(a))));
+        expect(alone.length + legacy.length).toBe(whole.actions.length);
       }),
     );
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planProfile, type PlanAction } from './plan-profile.js';
-import { crb, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
+import { planNamespace, planProfile, type PlanAction } from './plan-profile.js';
+import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
 
 const summary = (actions: readonly PlanAction[]) =>
   actions.map((a) =>
@@ -25,10 +25,10 @@ describe('planProfile', () => {
   });
 
   it('deletes a namespace binding once its subjects are past the grace, and keeps them through it', () => {
-    const during = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 1_000_000 - 10_000]]) }));
+    const during = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a', new Map([['a/default', 1_000_000 - 10_000]])]]) }));
     expect(during.actions).toEqual([]);
-    expect(during.wakeAtMs).toBe(1_000_000 + 50_000);
-    const after = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 1_000_000 - 60_000]]) }));
+    expect(during.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + 50_000);
+    const after = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a', new Map([['a/default', 1_000_000 - 60_000]])]]) }));
     expect(summary(after.actions)).toEqual(['delete xxl-agent-exec.a']);
   });
 
@@ -74,7 +74,7 @@ describe('planProfile', () => {
   });
 
   it('empties the bindings of a profile no longer in force after the grace', () => {
-    const plan = planProfile(observed({ profile: undefined, role: undefined, bindings: [crb('a', ['default'])], goneSince: new Map([['a/default', 0]]) }));
+    const plan = planProfile(observed({ profile: undefined, role: undefined, bindings: [crb('a', ['default'])], goneSince: new Map([['a', new Map([['a/default', 0]])]]) }));
     expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
   });
 
@@ -92,5 +92,16 @@ describe('planProfile', () => {
   it('repairs a binding edited by hand even when its ServiceAccounts are right', () => {
     const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default']), untidy: true }] }));
     expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a default']);
+  });
+
+  it('plans one namespace alone from its own view, and leaves the profile step to the whole profile', () => {
+    const o = observed({ live: new Map([['a', ['default', 'x']], ['b', ['default']]]), bindings: [crb('a', ['default']), crb('b', ['default'])] });
+    const plan = planNamespace(inNamespace(o, 'a'), 'a');
+    expect(summary(plan?.actions ?? [])).toEqual(['write xxl-agent-exec.a default,x']);
+    expect(plan?.subjects).toBe(2);
+    expect(summary(planNamespace(inNamespace(o, 'b'), 'b')?.actions ?? [])).toEqual([]);
+    expect(planNamespace(inNamespace({ ...o, role: undefined }, 'a'), 'a')).toBeUndefined();
+    expect(planNamespace(inNamespace({ ...o, execGuardProblem: 'exec guard not in force' }, 'a'), 'a')).toBeUndefined();
+    expect(planNamespace(inNamespace({ ...o, role: { ...OWN_ROLE, ownedBy: undefined } }, 'a'), 'a')).toBeUndefined();
   });
 });

@@ -18,32 +18,52 @@ export type PlanAction =
   | { readonly type: 'createClusterRole'; readonly object: ClusterRoleObject }
   | { readonly type: 'applyClusterRole'; readonly object: ClusterRoleObject }
   /** `create`: the watch does not show it (POST, so an object of that name that is not ours is never taken over). */
-  | { readonly type: 'writeBinding'; readonly object: BindingObject; readonly create: boolean; readonly before: readonly SaSubject[] }
+  | { readonly type: 'writeBinding'; readonly namespace: string; readonly object: BindingObject; readonly create: boolean; readonly before: readonly SaSubject[] }
   | { readonly type: 'deleteBinding'; readonly binding: ObservedBinding; readonly why: string };
 
-export interface ProfilePlan {
+/** What the executor performs, and why subjects go (for events and logs), by subjectKey. */
+export interface Actions {
   /** In order: the role, then binding writes (creates before the deletes they make safe), then deletes. */
   readonly actions: readonly PlanAction[];
+  readonly removedBecause: ReadonlyMap<string, string>;
+}
+
+/** One namespace's bindings of a profile: planned alone on its own changes, or as part of the profile. */
+export interface NamespacePlan extends Actions {
+  readonly namespace: string;
+  /** ServiceAccounts bound in the namespace once the plan is done. */
+  readonly subjects: number;
+  /** How many ServiceAccounts with agents the namespace has, when over the cap. */
+  readonly overCap: number | undefined;
+  /** The planner's memory for the namespace: since when each bound subject has had no live pod. */
+  readonly goneSince: ReadonlyMap<string, number>;
+  /** When to look at the namespace again (a grace running out), epoch ms. */
+  readonly wakeAtMs: number | undefined;
+}
+
+export interface ProfilePlan extends Actions {
   readonly roleState: RoleState;
+  /** The plan of every namespace the profile has bindings, live agents or memory in. */
+  readonly namespaces: ReadonlyMap<string, NamespacePlan>;
   /** ServiceAccounts bound once the plan is done. */
   readonly subjects: number;
   /** Namespaces with more ServiceAccounts than the cap, and how many they have. */
   readonly overCap: ReadonlyMap<string, number>;
-  /** Why each removed subject goes, by subjectKey. */
-  readonly removedBecause: ReadonlyMap<string, string>;
-  readonly goneSince: Map<string, number>;
-  /** When to look again (a grace running out), epoch ms. */
-  readonly wakeAtMs: number | undefined;
+  /** The planner's memory per namespace. */
+  readonly goneSince: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
 /**
- * One profile's plan: pure, from what the stores show to the writes that make it right.
+ * One profile's plan: pure, from what the stores show to the writes that make it right. The
+ * profile-level step (the ClusterRole, revoking everything, the bindings of earlier versions
+ * that hold several namespaces) and then every namespace's plan (planNamespace).
  * Invariants (property-tested in plan-profile.property.spec.ts):
  * - a binding is written only to the ClusterRole Outrigger owns for this profile, holding exactly its rules;
  * - a subject is added only for a live pod that carries the agent as injected;
  * - each binding holds one namespace's ServiceAccounts, at most the cap of them;
  * - a binding is deleted only when the subjects it holds that are still wanted are bound elsewhere (create before empty),
- *   or at once when its grant must stop (a foreign role, no exec guard).
+ *   or at once when its grant must stop (a foreign role, no exec guard);
+ * - planning a namespace alone gives what planning the whole profile gives for it.
  */
 export function planProfile(o: ObservedProfile): ProfilePlan {
   const rbac = o.profile?.rbac;
@@ -53,55 +73,116 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
     const object = desiredClusterRole(o.name, rbac);
     actions.push(o.role ? { type: 'applyClusterRole', object } : { type: 'createClusterRole', object });
   }
-  const revokeWhy = roleState === 'foreign' ? `ClusterRole ${rbac?.clusterRole} is not Outrigger's` : rbac?.binding.kind === 'ClusterRoleBinding' ? o.execGuardProblem : undefined;
-  if (revokeWhy !== undefined) return revokeAll(o, roleState, revokeWhy);
+  const why = revokeWhy(o, roleState);
+  if (why !== undefined) return revokeAll(o, roleState, why);
   // While the role is being repaired nothing is bound to it: the next reconcile follows the watch.
-  if (roleState === 'repairing') return { actions, roleState, subjects: countSubjects(o.bindings), overCap: new Map(), removedBecause: new Map(), goneSince: new Map(o.goneSince), wakeAtMs: undefined };
+  if (roleState === 'repairing') return { actions, roleState, namespaces: new Map(), subjects: countSubjects(o.bindings), overCap: new Map(), removedBecause: new Map(), goneSince: o.goneSince };
 
-  const current = normalizeSubjects(o.bindings.flatMap((b) => b.subjects));
-  const live: SaSubject[] = rbac ? [...o.live].flatMap(([namespace, names]) => names.map((name) => ({ kind: 'ServiceAccount' as const, namespace, name }))) : [];
+  const plans = [...namespacesOf(o)].map((namespace) => planIn(o, namespace));
+  // A binding of an earlier version holds several namespaces: it goes once each one's wanted subjects are bound in their own.
+  const targets = new Set(plans.flatMap((p) => (p.target ? [p.target] : [])));
+  const waiting = new Set(plans.flatMap((p) => [...p.waiting]));
+  const legacyDeletes = o.bindings.flatMap((binding): PlanAction[] =>
+    binding.namespace !== undefined || targets.has(bindingId(binding)) || binding.subjects.some((s) => waiting.has(subjectKey(s)))
+      ? []
+      : [{ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'its subjects are bound in the binding of their namespace' }],
+  );
+  const writes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'writeBinding'));
+  const deletes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'deleteBinding'));
+  return {
+    actions: [...actions, ...writes, ...deletes, ...legacyDeletes],
+    roleState,
+    namespaces: new Map(plans.map((p) => [p.namespace, narrow(p)])),
+    subjects: plans.reduce((n, p) => n + p.subjects, 0),
+    overCap: new Map(plans.flatMap((p) => (p.overCap === undefined ? [] : [[p.namespace, p.overCap] as const]))),
+    removedBecause: new Map(plans.flatMap((p) => [...p.removedBecause])),
+    goneSince: new Map(plans.flatMap((p) => (p.goneSince.size > 0 ? [[p.namespace, p.goneSince] as const] : []))),
+  };
+}
+
+/**
+ * One namespace's plan, from an observation of at least that namespace (see ObservedProfile);
+ * undefined when the profile must be planned as a whole: its ClusterRole is being created or
+ * repaired, or its grant is being revoked.
+ */
+export function planNamespace(o: ObservedProfile, namespace: string): NamespacePlan | undefined {
+  const roleState = stateOfRole(o, o.profile?.rbac);
+  if (roleState === 'repairing' || revokeWhy(o, roleState) !== undefined) return undefined;
+  return narrow(planIn(o, namespace));
+}
+
+/** A namespace's plan with what only the profile step needs. */
+interface NamespaceWork extends NamespacePlan {
+  /** The binding this namespace's subjects belong in, once it holds any. */
+  readonly target: string | undefined;
+  /** Subjects wanted here that the watch does not show in the target yet: a binding holding them may not go. */
+  readonly waiting: ReadonlySet<string>;
+}
+
+function planIn(o: ObservedProfile, namespace: string): NamespaceWork {
+  const rbac = o.profile?.rbac;
+  const here = o.bindings.filter((b) => b.namespace === namespace);
+  const legacy = o.bindings.filter((b) => b.namespace === undefined);
+  const current = normalizeSubjects([...here, ...legacy].flatMap((b) => b.subjects.filter((s) => s.namespace === namespace)));
+  const live: SaSubject[] = rbac ? (o.live.get(namespace) ?? []).map((name) => ({ kind: 'ServiceAccount' as const, namespace, name })) : [];
   const wanted = desiredSubjects({
     profile: o.name,
     live,
     labelledNamespaces: o.labelledNamespaces,
     protectedNamespaces: o.protectedNamespaces,
     current,
-    goneSince: o.goneSince,
+    goneSince: o.goneSince.get(namespace) ?? new Map(),
     nowMs: o.nowMs,
     graceMs: o.graceMs,
     viewComplete: o.viewComplete,
   });
   const removedBecause = new Map(wanted.removedBecause);
-  const { byNamespace, overCap } = capPerNamespace(wanted.subjects, new Set(current.map(subjectKey)), o.maxPerNamespace, removedBecause);
+  const kept = capNamespace(namespace, wanted.subjects, new Set(current.map(subjectKey)), o.maxPerNamespace, removedBecause);
+  const overCap = kept.length < wanted.subjects.length ? wanted.subjects.length : undefined;
 
-  const target = rbac ? [...byNamespace].map(([namespace, subjects]) => bindingIn(o.name, rbac, namespace, subjects)) : [];
-  const observed = new Map(o.bindings.map((b) => [bindingId(b.kind, b.name, b.namespace), b]));
-  const targetIds = new Set<string>();
+  const object = rbac && kept.length > 0 ? bindingIn(o.name, rbac, namespace, kept) : undefined;
+  const target = object ? bindingId({ kind: object.kind, name: object.metadata.name, namespace: object.metadata.namespace }) : undefined;
+  const stored = target === undefined ? undefined : [...here, ...legacy].find((b) => bindingId(b) === target);
+  const writes: PlanAction[] = [];
   const deletes: PlanAction[] = [];
-  for (const object of target) {
-    const id = objectId(object);
-    targetIds.add(id);
-    const stored = observed.get(id);
-    if (stored && stored.roleRef !== object.roleRef.name) {
-      // roleRef is immutable: the old one goes, and the next reconcile creates it anew.
-      deletes.push({ type: 'deleteBinding', binding: stored, why: `it refers to ClusterRole ${stored.roleRef}, not ${object.roleRef.name}` });
-      continue;
-    }
-    if (stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects)) continue;
-    actions.push({ type: 'writeBinding', object, create: !stored, before: stored?.subjects ?? [] });
+  if (object && stored && stored.roleRef !== object.roleRef.name) {
+    // roleRef is immutable: the old one goes, and the next reconcile creates it anew.
+    deletes.push({ type: 'deleteBinding', binding: stored, why: `it refers to ClusterRole ${stored.roleRef}, not ${object.roleRef.name}` });
+  } else if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects))) {
+    writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [] });
   }
 
   // Bound where they belong, as the watch shows it: what a delete may rely on.
-  const boundInTarget = new Set(o.bindings.filter((b) => targetIds.has(bindingId(b.kind, b.name, b.namespace)) && b.roleRef === rbac?.clusterRole).flatMap((b) => b.subjects.map(subjectKey)));
-  const stillWanted = new Set(wanted.subjects.map(subjectKey));
-  for (const binding of o.bindings) {
-    if (targetIds.has(bindingId(binding.kind, binding.name, binding.namespace))) continue;
-    const waitingFor = binding.subjects.filter((s) => stillWanted.has(subjectKey(s)) && !boundInTarget.has(subjectKey(s)));
-    if (waitingFor.length > 0) continue; // create before empty: its subjects are written elsewhere first
+  const boundInTarget = new Set(stored && stored.roleRef === rbac?.clusterRole ? stored.subjects.map(subjectKey) : []);
+  const waiting = new Set(wanted.subjects.map(subjectKey).filter((k) => !boundInTarget.has(k)));
+  for (const binding of here) {
+    if (bindingId(binding) === target) continue;
+    if (binding.subjects.some((s) => waiting.has(subjectKey(s)))) continue; // create before empty: its subjects are written elsewhere first
     deletes.push({ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more' });
   }
-  const subjects = [...byNamespace.values()].reduce((n, list) => n + list.length, 0);
-  return { actions: [...actions, ...deletes], roleState, subjects, overCap, removedBecause, goneSince: wanted.goneSince, wakeAtMs: wanted.wakeAtMs };
+  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs: wanted.wakeAtMs, target, waiting };
+}
+
+/** The plan without the profile step's working fields. */
+function narrow({ target: _target, waiting: _waiting, ...plan }: NamespaceWork): NamespacePlan {
+  return plan;
+}
+
+/** The namespaces a whole-profile plan covers: those with bindings, bound subjects, live agents or memory. */
+function namespacesOf(o: ObservedProfile): Set<string> {
+  const namespaces = new Set([...o.live.keys(), ...o.goneSince.keys()]);
+  for (const b of o.bindings) {
+    if (b.namespace !== undefined) namespaces.add(b.namespace);
+    else b.subjects.forEach((s) => namespaces.add(s.namespace));
+  }
+  return namespaces;
+}
+
+/** Why every binding of the profile must go at once, if it must. */
+function revokeWhy(o: ObservedProfile, roleState: RoleState): string | undefined {
+  const rbac = o.profile?.rbac;
+  if (roleState === 'foreign') return `ClusterRole ${rbac?.clusterRole} is not Outrigger's`;
+  return rbac?.binding.kind === 'ClusterRoleBinding' ? o.execGuardProblem : undefined;
 }
 
 function stateOfRole(o: ObservedProfile, rbac: ProfileRbac | undefined): RoleState {
@@ -114,34 +195,19 @@ function stateOfRole(o: ObservedProfile, rbac: ProfileRbac | undefined): RoleSta
 function revokeAll(o: ObservedProfile, roleState: RoleState, why: string): ProfilePlan {
   const removedBecause = new Map(o.bindings.flatMap((b) => b.subjects.map((s) => [subjectKey(s), why] as const)));
   const actions = o.bindings.map((binding): PlanAction => ({ type: 'deleteBinding', binding, why }));
-  return { actions, roleState, subjects: 0, overCap: new Map(), removedBecause, goneSince: new Map(), wakeAtMs: undefined };
+  return { actions, roleState, namespaces: new Map(), subjects: 0, overCap: new Map(), removedBecause, goneSince: new Map() };
 }
 
 /**
- * Groups subjects by namespace, at most `max` per namespace: those bound already keep their place,
- * the rest in order, so one namespace over the cap never unbinds a running agent to add another.
+ * At most `max` of a namespace's subjects: those bound already keep their place, the rest in
+ * order, so a namespace over the cap never unbinds a running agent to add another.
  */
-function capPerNamespace(subjects: readonly SaSubject[], bound: ReadonlySet<string>, max: number, removedBecause: Map<string, string>) {
-  const grouped = new Map<string, SaSubject[]>();
-  for (const s of subjects) {
-    const list = grouped.get(s.namespace);
-    if (list) list.push(s);
-    else grouped.set(s.namespace, [s]);
-  }
-  const byNamespace = new Map<string, SaSubject[]>();
-  const overCap = new Map<string, number>();
-  for (const [namespace, list] of grouped) {
-    if (list.length <= max) {
-      byNamespace.set(namespace, list);
-      continue;
-    }
-    overCap.set(namespace, list.length);
-    const kept = [...list.filter((s) => bound.has(subjectKey(s))), ...list.filter((s) => !bound.has(subjectKey(s)))].slice(0, max);
-    const keep = new Set(kept.map(subjectKey));
-    list.filter((s) => !keep.has(subjectKey(s))).forEach((s) => removedBecause.set(subjectKey(s), `namespace ${namespace} has ${list.length} ServiceAccounts with agents, over the cap of ${max}`));
-    byNamespace.set(namespace, normalizeSubjects(kept));
-  }
-  return { byNamespace, overCap };
+function capNamespace(namespace: string, subjects: readonly SaSubject[], bound: ReadonlySet<string>, max: number, removedBecause: Map<string, string>): SaSubject[] {
+  if (subjects.length <= max) return [...subjects];
+  const kept = [...subjects.filter((s) => bound.has(subjectKey(s))), ...subjects.filter((s) => !bound.has(subjectKey(s)))].slice(0, max);
+  const keep = new Set(kept.map(subjectKey));
+  subjects.filter((s) => !keep.has(subjectKey(s))).forEach((s) => removedBecause.set(subjectKey(s), `namespace ${namespace} has ${subjects.length} ServiceAccounts with agents, over the cap of ${max}`));
+  return normalizeSubjects(kept);
 }
 
 function countSubjects(bindings: readonly ObservedBinding[]): number {
@@ -149,12 +215,8 @@ function countSubjects(bindings: readonly ObservedBinding[]): number {
 }
 
 /** A binding's identity: kind, name and (RoleBinding) namespace, as a tuple, never parsed back. */
-function bindingId(kind: string, name: string, namespace: string | undefined): string {
-  return JSON.stringify([kind, kind === 'RoleBinding' ? namespace : undefined, name]);
-}
-
-function objectId(object: BindingObject): string {
-  return bindingId(object.kind, object.metadata.name, object.metadata.namespace);
+function bindingId(b: { readonly kind: string; readonly name: string; readonly namespace: string | undefined }): string {
+  return JSON.stringify([b.kind, b.kind === 'RoleBinding' ? b.namespace : undefined, b.name]);
 }
 
 /** Subjects a write adds and removes, for events and logs. */

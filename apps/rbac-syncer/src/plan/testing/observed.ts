@@ -33,3 +33,18 @@ export function observed(over: Partial<ObservedProfile> = {}): ObservedProfile {
     ...over,
   };
 }
+
+/**
+ * What the syncer observes to plan one namespace alone: that namespace's bindings and those of
+ * earlier versions (which hold several), its live ServiceAccounts, its label verdict, its memory.
+ */
+export function inNamespace(o: ObservedProfile, namespace: string): ObservedProfile {
+  const only = <V>(map: ReadonlyMap<string, V>) => new Map([...map].filter(([ns]) => ns === namespace));
+  return {
+    ...o,
+    bindings: o.bindings.filter((b) => b.namespace === namespace || b.namespace === undefined),
+    live: only(o.live),
+    labelledNamespaces: new Set([...o.labelledNamespaces].filter((ns) => ns === namespace)),
+    goneSince: only(o.goneSince),
+  };
+}
