@@ -414,7 +414,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const agents = profile ? this.agentCounts(profile) : undefined;
     if (profile?.rbac && missing?.length !== 0 && !foreignRole) {
       this.metrics.reconciles.inc({ profile: name, result: 'skipped' });
-      return wakeAt(await this.writeStatus(name, { profile, missing, agents }));
+      return wakeAt(await this.writeStatus(name, { profile, missing, tally: { subjects: 0, overCap: new Map(), notOurs: [] }, agents }));
     }
     if (profile) await this.recordRevision(profile);
     const plan = planProfile(this.observe(name, profile));
