@@ -123,6 +123,8 @@ describe('rbac-syncer', () => {
       (list) => (list.items ?? []).some((e) => e.reason === 'SubjectsChanged'),
       'a SubjectsChanged event',
     );
+    // those pod changes were planned namespace by namespace, not as the whole profile
+    expect(await metric(portA, 'outrigger_rbac_syncer_planned_subjects_count', ['scope="namespace"'])).toBeGreaterThan(0);
   });
 
   it('the exec guard: the bound ServiceAccount execs only into its own namespace; others are untouched', async () => {

@@ -436,6 +436,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(name, profile.rbac.clusterRole, this.execGuardProblem());
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
     if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
+    this.metrics.plannedSubjects.observe({ scope: 'profile' }, plan.subjects);
     const countsDueAt = await this.writeStatus(name, { profile, missing, tally: { ...tally, notOurs: notOurs.map(describeAction) }, foreign, agents });
     if (agents) await this.missingAgents.report(name, agents.missingOwners);
     // A binding of an earlier version goes once the namespaces' own show its subjects: look again for it.
@@ -463,6 +464,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       throw error;
     }
     this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
+    this.metrics.plannedSubjects.observe({ scope: 'namespace' }, plan.subjects);
     const tally = this.states.tally(name);
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
     if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, tally.subjects);

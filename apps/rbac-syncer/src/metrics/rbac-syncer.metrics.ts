@@ -22,6 +22,7 @@ export class RbacSyncerMetrics {
   readonly subjects: Gauge<'binding'>;
   readonly reconciles: Counter<'profile' | 'result'>;
   readonly reconcileSeconds: Histogram<'profile'>;
+  readonly plannedSubjects: Histogram<'scope'>;
   readonly writes: Counter<'kind' | 'verb'>;
   readonly watchRestarts: Counter<'resource'>;
   readonly lastSync: Gauge<'resource'>;
@@ -41,6 +42,13 @@ export class RbacSyncerMetrics {
       help: 'Time of one reconcile of a profile.',
       labelNames: ['profile'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.plannedSubjects = new Histogram({
+      name: 'outrigger_rbac_syncer_planned_subjects',
+      help: 'ServiceAccounts bound once a reconcile\'s plan is done, by its scope: a whole profile, or one namespace of it (a pod change plans its namespace only).',
+      labelNames: ['scope'],
+      buckets: [0, 1, 10, 100, 1_000, 10_000, 100_000],
       registers,
     });
     this.writes = new Counter({ name: 'outrigger_rbac_syncer_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
