@@ -18,7 +18,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 const quiet = { log: () => undefined, warn: () => undefined };
-const running: Controller[] = [];
+const running: Array<Pick<Controller<unknown>, 'shutdown'>> = [];
 
 function controller(api: InMemoryApi, options: Partial<ControllerOptions> = {}): Controller {
   const c = new Controller(api, { keys: () => ['a', 'b'], log: quiet, queue: { baseDelayMs: 5, maxDelayMs: 20 }, ...options });
@@ -50,6 +50,25 @@ describe('Controller', () => {
     expect(seen[0]).toBe('b');
     expect(seen.slice(1).sort()).toEqual(['a', 'b']);
     expect(c.status()).toMatchObject({ synced: true, leader: true, watches: { pods: { hasSynced: true, viewComplete: true } } });
+  });
+
+  it('takes typed keys: a change queues the keys its mapper names, told apart by keyId, handed back as they were', async () => {
+    type Key = { readonly profile: string; readonly namespace?: string };
+    const api = new InMemoryApi();
+    const seen: Key[] = [];
+    const c = new Controller<Key>(api, { keys: () => [{ profile: 'a' }], keyId: (k) => JSON.stringify([k.profile, k.namespace ?? null]), log: quiet });
+    running.push(c);
+    c.watches('pods', { path: PODS, project: (obj) => ({ profile: profileOf(obj) ?? '', namespace: obj.metadata?.namespace ?? '' }), mapper: (view) => [view] });
+    c.run((key) => void seen.push(key));
+    await until(() => seen.length === 1, 'the first reconcile');
+    expect(seen).toEqual([{ profile: 'a' }]);
+    seen.length = 0;
+    api.put(PODS, pod('p1', 'a'));
+    await until(() => seen.length === 1, 'the reconcile of a in team');
+    expect(seen).toEqual([{ profile: 'a', namespace: 'team' }]);
+    c.enqueueAfter({ profile: 'a', namespace: 'team' }, 20);
+    await until(() => seen.length === 2, 'the delayed key');
+    expect(seen[1]).toEqual({ profile: 'a', namespace: 'team' });
   });
 
   it('retries a failing key with backoff and tells the error policy', async () => {
