@@ -33,12 +33,14 @@ export class NamespaceStates {
     this.byProfile.set(profile, new Map([...states].filter(([, state]) => !isEmpty(state))));
   }
 
-  /** After one namespace's plan. */
-  set(profile: string, namespace: string, state: NamespaceState): void {
+  /** After one namespace's plan; true when what the status sums (bound, over the cap, not ours) changed. */
+  set(profile: string, namespace: string, state: NamespaceState): boolean {
     const states = this.byProfile.get(profile) ?? new Map<string, NamespaceState>();
+    const before = states.get(namespace) ?? EMPTY;
     if (isEmpty(state)) states.delete(namespace);
     else states.set(namespace, state);
     this.byProfile.set(profile, states);
+    return before.subjects !== state.subjects || before.overCap !== state.overCap || before.notOurs.join('\n') !== state.notOurs.join('\n');
   }
 
   /** The planner's memory for one namespace, or (none given) for every namespace of the profile. */
@@ -62,6 +64,8 @@ export class NamespaceStates {
     this.byProfile.clear();
   }
 }
+
+const EMPTY: NamespaceState = { goneSince: new Map(), subjects: 0, overCap: undefined, notOurs: [] };
 
 function isEmpty(state: NamespaceState): boolean {
   return state.subjects === 0 && state.overCap === undefined && state.notOurs.length === 0 && state.goneSince.size === 0;

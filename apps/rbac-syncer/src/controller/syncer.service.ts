@@ -38,7 +38,7 @@ import { MissingAgentEvents } from './missing-agent-events.js';
 import { NamespaceStates, type ProfileTally } from './namespace-states.js';
 import { describeAction, PlanExecutor } from './plan-executor.js';
 import { writeProfileStatus } from './profile-status-writer.js';
-import { describeSyncKey, type SyncKey, syncKeyId } from './sync-key.js';
+import { describeSyncKey, namespaceKey, profileKey, statusKey, type SyncKey, syncKeyId } from './sync-key.js';
 
 export interface SyncerStatus {
   readonly profiles: readonly string[];
@@ -133,7 +133,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
 
     this.controller = new Controller<SyncKey>(this.kc, {
-      keys: () => this.profileKeys().map((profile) => ({ profile })),
+      keys: () => this.profileKeys().map(profileKey),
       keyId: syncKeyId,
       log: this.logger,
       resyncMs: this.config.resyncMs,
@@ -156,7 +156,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace: lease.namespace }),
       labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
       project: parseAgentRevision,
-      mapper: (revision) => [{ profile: revision.profile.name }],
+      mapper: (revision) => [profileKey(revision.profile.name)],
       resyncOnList: false,
     });
     this.namespaces = this.controller.watches<NamespaceView>('namespaces', {
@@ -164,14 +164,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
       project: (namespace) => ({ name: namespace.metadata?.name ?? '', labels: namespace.metadata?.labels ?? {} }),
       onChange: () => this.applying.clear(),
-      mapper: (namespace) => this.profileKeys().map((profile) => ({ profile, namespace: namespace.name })),
+      mapper: (namespace) => this.profileKeys().map((profile) => namespaceKey(profile, namespace.name)),
     });
     // Every ClusterRole, ours or not: a profile naming a role that is not Outrigger's binds nothing.
     this.roles = this.controller.watches<ObservedRole>('clusterroles', {
       path: resourcePath({ apiVersion: RBAC_API, resource: 'clusterroles' }),
       project: projectRole,
       equals: (a, b) => a.ownedBy === b.ownedBy && JSON.stringify(a.rules) === JSON.stringify(b.rules),
-      mapper: (role) => this.profilesNaming(role).map((profile) => ({ profile })),
+      mapper: (role) => this.profilesNaming(role).map(profileKey),
       resyncOnList: false,
     });
     this.bindings.push(this.controller.watches('clusterrolebindings', this.ownBindings('clusterrolebindings')));
@@ -231,7 +231,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // live pods, and counts the pods of each profile by the agent they run.
       share: podViewKey,
       index: (view) => [...podSubjectEntries(view), ...agentCountEntries(view)],
-      mapper: (view) => view.agents.map((agent) => ({ profile: agent.profile, namespace: view.namespace })),
+      mapper: (view) => view.agents.map((agent) => namespaceKey(agent.profile, view.namespace)),
     });
   }
 
@@ -300,7 +300,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     const reflector = this.profileObjects;
     if (!reflector?.status().hasSynced) return;
     const change = this.source.fromObjects(reflector.entries().map(([, view]) => view.entry));
-    change.newVerdicts.forEach((verdict) => this.controller.enqueue({ profile: verdict.name })); // its status follows
+    change.newVerdicts.forEach((verdict) => this.controller.enqueue(profileKey(verdict.name))); // its status follows
     // Most AgentProfile events are our own status writes: nothing to re-project then.
     if (change.changed) void this.useProfiles(change.inForce);
   }
@@ -351,13 +351,13 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     denied.forEach(({ profile }) => this.missing.delete(permissionKey(profile)));
     await Promise.all(denied.map(({ profile }) => this.checkPermissions(profile)));
     if (denied.some(({ profile }) => this.missing.get(permissionKey(profile))?.length === 0)) await this.useProfiles(this.inForce);
-    else denied.forEach(({ profile }) => this.controller.enqueue({ profile: profile.name }));
+    else denied.forEach(({ profile }) => this.controller.enqueue(profileKey(profile.name)));
   }
 
   /** The exec guard's policy and binding, by name: their changes concern every cluster-wide profile. */
   private watchGuard(): void {
     const name = this.config.execGuardName;
-    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [{ profile: p.name }] : []));
+    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [profileKey(p.name)] : []));
     const watch = <P>(resource: string, project: (obj: KubeObject) => P) =>
       this.controller.watches<P>(resource, {
         path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
@@ -399,7 +399,14 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     }
     const end = this.metrics.reconcileSeconds.startTimer({ profile: name });
     try {
-      return key.namespace === undefined ? await this.reconcileProfile(name, profile) : await this.reconcileNamespace(name, profile, key.namespace);
+      switch (key.step) {
+        case 'profile':
+          return await this.reconcileProfile(name, profile);
+        case 'namespace':
+          return await this.reconcileNamespace(name, profile, key.namespace);
+        case 'status':
+          return await this.reconcileStatus(name, profile);
+      }
     } finally {
       end();
     }
@@ -431,7 +438,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       const mine = (namespace: string) => notOurs.filter((a) => a.type === 'writeBinding' && a.namespace === namespace).map(describeAction);
       this.states.replace(name, new Map([...plan.namespaces].map(([namespace, p]) => [namespace, { goneSince: p.goneSince, subjects: p.subjects, overCap: p.overCap, notOurs: mine(namespace) }])));
       // Each namespace looks again when a grace in it runs out, alone.
-      for (const [namespace, p] of plan.namespaces) if (p.wakeAtMs !== undefined) this.controller.enqueueAfter({ profile: name, namespace }, untilMs(p.wakeAtMs));
+      for (const [namespace, p] of plan.namespaces) if (p.wakeAtMs !== undefined) this.controller.enqueueAfter(namespaceKey(name, namespace), untilMs(p.wakeAtMs));
     }
     if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(name, profile.rbac.clusterRole, this.execGuardProblem());
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
@@ -446,32 +453,43 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * One namespace of a profile, planned alone; what only the whole profile decides (a ClusterRole
-   * to create or repair, everything to revoke, permissions missing, a new leader) goes to it.
+   * to create or repair, everything to revoke, permissions missing, a new leader) goes to it. The
+   * status follows as its own step: at once when what it sums changed, else when counts are due.
    */
   private async reconcileNamespace(name: string, profile: AgentProfile | undefined, namespace: string): Promise<{ requeueAfterMs: number } | undefined> {
     const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
     const plan = this.states.has(name) && !(profile?.rbac && missing?.length !== 0) ? planNamespace(this.observe(name, profile, namespace), namespace) : undefined;
     if (!plan) {
-      this.controller.enqueue({ profile: name });
+      this.controller.enqueue(profileKey(name));
       return;
     }
-    const before = this.states.tally(name);
     let notOurs: readonly PlanAction[] = [];
     try {
       notOurs = (await this.executor.execute(name, plan)).notOurs;
     } catch (error) {
-      await this.reportFailure(name, { profile, missing, tally: before, foreign: false }, error);
+      await this.reportFailure(name, { profile, missing, tally: this.states.tally(name), foreign: false }, error);
       throw error;
     }
-    this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
+    const summed = this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
     this.metrics.plannedSubjects.observe({ scope: 'namespace' }, plan.subjects);
-    const tally = this.states.tally(name);
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
+    if (summed) this.controller.enqueue(statusKey(name));
+    else this.controller.enqueueAfter(statusKey(name), untilMs((this.statusWrittenAt.get(name) ?? 0) + COUNTS_WRITE_MS));
+    return wakeAt(plan.wakeAtMs);
+  }
+
+  /** The profile's status and agent counts, from what its namespaces' last plans left. */
+  private async reconcileStatus(name: string, profile: AgentProfile | undefined): Promise<{ requeueAfterMs: number } | undefined> {
+    const missing = profile?.rbac ? this.missing.get(permissionKey(profile)) : undefined;
+    const role = profile?.rbac ? this.roles.get(profile.rbac.clusterRole) : undefined;
+    // Until the profile was planned as a whole, or while it must be, its own step writes the status.
+    if (!this.states.has(name) || (profile?.rbac && missing?.length !== 0) || (role !== undefined && role.ownedBy !== name)) return;
+    const tally = this.states.tally(name);
     if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, tally.subjects);
     const agents = profile ? this.agentCounts(profile) : undefined;
     const countsDueAt = await this.writeStatus(name, { profile, missing, tally, foreign: false, agents });
     if (agents) await this.missingAgents.report(name, agents.missingOwners);
-    return wakeAt(plan.wakeAtMs, countsDueAt);
+    return wakeAt(countsDueAt);
   }
 
   /** The status says why, the objects stay as they were, and the error policy retries with backoff. */
@@ -545,7 +563,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     return {
       ...ownBindings(resource),
       // One of an earlier version holds several namespaces: the whole profile moves it.
-      mapper: (view) => [view.binding.namespace === undefined ? { profile: view.profile } : { profile: view.profile, namespace: view.binding.namespace }],
+      mapper: (view) => [view.binding.namespace === undefined ? profileKey(view.profile) : namespaceKey(view.profile, view.binding.namespace)],
     };
   }
 
