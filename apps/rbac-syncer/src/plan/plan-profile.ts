@@ -78,7 +78,8 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
   // While the role is being repaired nothing is bound to it: the next reconcile follows the watch.
   if (roleState === 'repairing') return { actions, roleState, namespaces: new Map(), subjects: countSubjects(o.bindings), overCap: new Map(), removedBecause: new Map(), goneSince: o.goneSince };
 
-  const plans = [...namespacesOf(o)].map((namespace) => planIn(o, namespace));
+  const grouped = groupBindings(o.bindings);
+  const plans = [...namespacesOf(o)].map((namespace) => planIn(o, namespace, grouped));
   // A binding of an earlier version holds several namespaces: it goes once each one's wanted subjects are bound in their own.
   const targets = new Set(plans.flatMap((p) => (p.target ? [p.target] : [])));
   const waiting = new Set(plans.flatMap((p) => [...p.waiting]));
@@ -108,7 +109,34 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
 export function planNamespace(o: ObservedProfile, namespace: string): NamespacePlan | undefined {
   const roleState = stateOfRole(o, o.profile?.rbac);
   if (roleState === 'repairing' || revokeWhy(o, roleState) !== undefined) return undefined;
-  return narrow(planIn(o, namespace));
+  return narrow(planIn(o, namespace, groupBindings(o.bindings)));
+}
+
+/** The profile's bindings by the namespace they hold, and those of earlier versions (several namespaces) with their subjects by namespace. */
+interface GroupedBindings {
+  readonly byNamespace: ReadonlyMap<string, readonly ObservedBinding[]>;
+  readonly legacy: readonly ObservedBinding[];
+  readonly legacySubjects: ReadonlyMap<string, readonly SaSubject[]>;
+}
+
+/** Grouped once per plan, so planning every namespace stays linear in the bindings and subjects. */
+function groupBindings(bindings: readonly ObservedBinding[]): GroupedBindings {
+  const byNamespace = new Map<string, ObservedBinding[]>();
+  const legacySubjects = new Map<string, SaSubject[]>();
+  const legacy: ObservedBinding[] = [];
+  const add = <V>(map: Map<string, V[]>, key: string, value: V) => {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
+  };
+  for (const b of bindings) {
+    if (b.namespace !== undefined) add(byNamespace, b.namespace, b);
+    else {
+      legacy.push(b);
+      b.subjects.forEach((s) => add(legacySubjects, s.namespace, s));
+    }
+  }
+  return { byNamespace, legacy, legacySubjects };
 }
 
 /** A namespace's plan with what only the profile step needs. */
@@ -119,11 +147,10 @@ interface NamespaceWork extends NamespacePlan {
   readonly waiting: ReadonlySet<string>;
 }
 
-function planIn(o: ObservedProfile, namespace: string): NamespaceWork {
+function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, legacySubjects }: GroupedBindings): NamespaceWork {
   const rbac = o.profile?.rbac;
-  const here = o.bindings.filter((b) => b.namespace === namespace);
-  const legacy = o.bindings.filter((b) => b.namespace === undefined);
-  const current = normalizeSubjects([...here, ...legacy].flatMap((b) => b.subjects.filter((s) => s.namespace === namespace)));
+  const here = byNamespace.get(namespace) ?? [];
+  const current = normalizeSubjects([...here.flatMap((b) => b.subjects.filter((s) => s.namespace === namespace)), ...(legacySubjects.get(namespace) ?? [])]);
   const live: SaSubject[] = rbac ? (o.live.get(namespace) ?? []).map((name) => ({ kind: 'ServiceAccount' as const, namespace, name })) : [];
   const wanted = desiredSubjects({
     profile: o.name,
