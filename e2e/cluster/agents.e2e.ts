@@ -1,14 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sampleBindings } from './binding-sampler.ts';
 import { churnPods } from './pod-churn.ts';
-import { agentOf, createNamespace, eventually, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
+import { agentOf, boundServiceAccounts, createNamespace, eventually, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
 
 // Day 2 on a real cluster: the agent's image changes, `outrigger agents` tells which workloads run
 // the earlier one, `outrigger rollout restart` replaces them through their own rollouts while pods
 // keep being created; pods created while the webhook was off are found by `outrigger check` and
 // fixed by the command it prints.
-const AGENT = 'localhost/outrigger/stand-in-agent:local';
-const NEXT = 'localhost/outrigger/stand-in-agent:next';
+/** The reference profile's agent as the local overlay installs it, and another tag of the same image (nothing is pulled). */
+const AGENT = kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'jsonpath={.spec.container.image}']);
+const NEXT = `${AGENT.slice(0, AGENT.lastIndexOf(':'))}:next`;
+const tagNext = () => execFileSync(inject('cluster').ctr[0] ?? 'ctr', [...inject('cluster').ctr.slice(1), 'images', 'tag', '--force', AGENT, NEXT], { stdio: 'pipe' });
 const WEBHOOK = 'mutatingwebhookconfiguration/outrigger-injector';
 const OPTED_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://xxl-job-admin.jobs:8080/xxl-job-admin', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'day2' };
 const APP = { name: 'app', image: 'localhost/busybox:local', command: ['sleep', '3600'] };
@@ -43,7 +46,6 @@ const profileCounts = () => (JSON.parse(kubectl(['get', 'agentprofile', 'xxl-job
 
 const namespaces: string[] = [];
 afterAll(() => {
-  setAgentImage(AGENT);
   for (const ns of namespaces) kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
@@ -58,12 +60,12 @@ describe('outdated agents: found, restarted through their workloads while pods k
     kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bare', annotations: OPTED_IN }, spec: { terminationGracePeriodSeconds: 1, containers: [APP] } }));
     rollouts(ns, 'a');
   });
+  afterAll(() => setAgentImage(AGENT));
 
   it('lists exactly the workloads whose agents the profile change left behind, and restarts them to 0 outdated with 0 failed creates', async () => {
     expect(counts(agents(ns))).toEqual({ 'DaemonSet/a-node': [1, 0, 0], 'Deployment/a-web': [3, 0, 0], 'Pod/bare': [1, 0, 0], 'StatefulSet/a-db': [1, 0, 0] });
 
-    // Another tag of an image the node has: the agent changes, nothing is pulled.
-    execFileSync(inject('cluster').ctr[0] ?? 'ctr', [...inject('cluster').ctr.slice(1), 'images', 'tag', '--force', AGENT, NEXT], { stdio: 'pipe' });
+    tagNext();
     setAgentImage(NEXT);
     await eventually(() => expect(injectedImage(ns)).toBe(NEXT), 'the injector to inject the changed agent', 60_000);
 
@@ -147,7 +149,7 @@ describe('missing agents: pods created while the webhook was off, found by check
 
     kubectl(['patch', WEBHOOK, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/webhooks/0/failurePolicy', value: failurePolicy }])]);
     await scaleOutrigger('outrigger-injector', 2);
-    await eventually(() => expect(injectedImage(ns)).toMatch(/^localhost\/outrigger\/stand-in-agent:/), 'the injector to serve again', 60_000);
+    await eventually(() => expect(injectedImage(ns)).toBe(AGENT), 'the injector to serve again', 60_000);
     // The fix exactly as printed.
     const [tool, ...args] = (line?.fix ?? '').split(' ');
     expect(tool).toBe('outrigger');
@@ -158,5 +160,83 @@ describe('missing agents: pods created while the webhook was off, found by check
     await eventually(() => expect(profileCounts().missing).toBeLessThanOrEqual(missingBefore - 5), 'the status to count them current', 30_000);
     const after = (JSON.parse(outrigger(['check', '--output', 'json']).stdout) as { checks: { check: string; result: string }[] }).checks.find((c) => c.check === 'agents-missing');
     expect(after?.result).toBe('pass');
+  });
+});
+
+describe('a canary to one namespace: only its new pods get the new agent; rolled back, staged again and promoted, with no live agent ever unbound', () => {
+  const RING = 'outrigger-e2e/ring';
+  const canary = { namespaceSelector: { matchLabels: { [RING]: 'true' } }, image: NEXT };
+  const stage = () => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', JSON.stringify({ spec: { canary } })]);
+  const unstage = () => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/canary' }])]);
+  /** The agents of the Deployment's pods once its rollout is over (no pod terminating). */
+  const images = (ns: string, expected: string[]) =>
+    eventually(() => expect(pods(ns, 'app=c-web').filter((p) => !(p.metadata as { deletionTimestamp?: string }).deletionTimestamp).map((p) => agentOf(p)?.image)).toEqual(expected), `the agents in ${ns}`, 60_000);
+  const restart = (ns: string) => {
+    kubectl(['rollout', 'restart', '-n', ns, 'deployment/c-web']);
+    kubectl(['rollout', 'status', '-n', ns, 'deployment/c-web', '--timeout=180s']);
+  };
+  const profileStatus = () => (JSON.parse(kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'json'])) as { status?: { agents?: { canary?: number; outdatedRevisions?: { revision: string }[] }; observedGeneration?: number } }).status;
+  let ring: string;
+  let rest: string;
+  beforeAll(() => {
+    tagNext();
+    ring = createNamespace('canary-ring');
+    rest = createNamespace('canary-rest');
+    namespaces.push(ring, rest);
+    kubectl(['label', 'namespace', ring, `${RING}=true`]);
+    for (const ns of [ring, rest]) {
+      kubectl(['create', 'serviceaccount', 'agent', '-n', ns]);
+      const web = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'c-web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'c-web' } }, template: { ...template('c-web'), spec: { ...template('c-web').spec, serviceAccountName: 'agent' } } } };
+      kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify(web));
+    }
+    for (const ns of [ring, rest]) kubectl(['rollout', 'status', '-n', ns, 'deployment/c-web', '--timeout=180s']);
+  });
+  afterAll(() => {
+    if (kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'jsonpath={.spec.canary}'])) unstage();
+    setAgentImage(AGENT);
+  });
+
+  it('stage, roll back, stage, promote: each namespace gets the agent it should, and both ServiceAccounts stay bound, sampled every 200 ms', async () => {
+    await eventually(() => expect(boundServiceAccounts()).toEqual(expect.arrayContaining([`${ring}/agent`, `${rest}/agent`])), 'both ServiceAccounts bound', 60_000);
+    let stop!: () => void;
+    const sampling = sampleBindings([ring, rest], { binding: 'xxl-agent-exec', agent: 'xxl-agent', intervalMs: 200, until: new Promise<void>((resolve) => (stop = resolve)) });
+    try {
+      // Staged: new pods in the ring namespace get the canary agent, and only they.
+      stage();
+      await eventually(() => expect(injectedImage(ring)).toBe(NEXT), 'the canary agent injected in the ring namespace', 60_000);
+      expect(injectedImage(rest)).toBe(AGENT);
+      const restPods = pods(rest, 'app=c-web').map((p) => p.metadata.name).sort();
+      restart(ring);
+      await images(ring, [NEXT, NEXT]);
+      await images(rest, [AGENT, AGENT]);
+      expect(pods(rest, 'app=c-web').map((p) => p.metadata.name).sort()).toEqual(restPods);
+      await eventually(() => expect(profileStatus()?.agents?.canary).toBeGreaterThanOrEqual(2), 'the status to count the canary pods', 30_000);
+
+      // Rolled back: the ring's canary pods are outdated, and restarting them brings the agent back.
+      unstage();
+      await eventually(() => expect(injectedImage(ring)).toBe(AGENT), 'the ring namespace back on the agent', 60_000);
+      await eventually(() => expect(counts(agents(ring, '--outdated'))).toEqual({ 'Deployment/c-web': [0, 2, 0] }), 'the canary pods outdated', 60_000);
+      const back = await outriggerAsync(['rollout', 'restart', '--outdated', '-n', ring, '--timeout', '3m']);
+      expect(back.code, back.stdout + back.stderr).toBe(0);
+      await images(ring, [AGENT, AGENT]);
+
+      // Staged again and promoted: the canary's fields move into the agent, so the ring's pods are current as they are.
+      stage();
+      await eventually(() => expect(injectedImage(ring)).toBe(NEXT), 'the canary agent injected again', 60_000);
+      restart(ring);
+      kubectl(['patch', 'agentprofile', 'xxl-job', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/container/image', value: NEXT }, { op: 'remove', path: '/spec/canary' }])]);
+      await eventually(() => expect(injectedImage(rest)).toBe(NEXT), 'the promoted agent injected everywhere', 60_000);
+      await eventually(() => expect(counts(agents(ring))).toEqual({ 'Deployment/c-web': [2, 0, 0] }), 'the ring pods current after the promotion', 60_000);
+      await eventually(() => expect(counts(agents(rest, '--outdated'))).toEqual({ 'Deployment/c-web': [0, 2, 0] }), 'the other pods outdated', 60_000);
+      const promoted = await outriggerAsync(['rollout', 'restart', '--outdated', '-n', rest, '--timeout', '3m']);
+      expect(promoted.code, promoted.stdout + promoted.stderr).toBe(0);
+      await images(rest, [NEXT, NEXT]);
+    } finally {
+      stop();
+    }
+    const sampled = await sampling;
+    console.log(`canary: the bindings of ${ring} and ${rest} sampled ${sampled.samples} times, ${sampled.unbound.length} without a live agent's ServiceAccount`);
+    expect(sampled.samples).toBeGreaterThan(0);
+    expect(sampled.unbound).toEqual([]);
   });
 });
