@@ -4,12 +4,14 @@ import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
+import { referenceProfile } from '@outrigger/agent-profiles';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
+const REFERENCE = referenceProfile();
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-e2e-${randomBytes(3).toString('hex')}`;
 let started: WebhookInjector | undefined;
@@ -126,8 +128,9 @@ describe('injector registered with a real kube-apiserver', () => {
     const [app, agent] = created.spec?.containers ?? [];
     expect(created.spec?.automountServiceAccountToken).toBe(false);
     expect(app?.volumeMounts ?? []).toEqual([]);
-    expect(agent?.volumeMounts).toEqual([{ name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
-    expect(created.spec?.volumes?.map((v) => v.name)).toEqual(['outrigger-agent-token']);
+    // The profile's own mounts and volumes, and the agent's token: nothing the ServiceAccount plugin added.
+    expect(agent?.volumeMounts).toEqual([...(REFERENCE.container.volumeMounts ?? []), { name: 'outrigger-agent-token', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+    expect(created.spec?.volumes?.map((v) => v.name)).toEqual(['outrigger-agent-token', ...(REFERENCE.volumes ?? []).map((v) => v.name)]);
   });
 
   it('refuses an opted-in pod that brings its own container with the agent name, saying why', async () => {
@@ -135,7 +138,7 @@ describe('injector registered with a real kube-apiserver', () => {
     const withAgent = pod(optedIn, 'impostor');
     withAgent.spec?.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
     await expect(core.createNamespacedPod({ namespace, body: withAgent })).rejects.toThrow(
-      /container xxl-agent has the name of the profile's agent but is not it \(image .*registry\.example\/custom-agent:2.* in containers; the agent is ghcr\.io\/outrigger\/xxl-agent:1\.0\.0 in containers\); rename the container/,
+      new RegExp(`container xxl-agent has the name of the profile's agent but is not it \\(image .*registry\\.example/custom-agent:2.* in containers; the agent is ${REFERENCE.container.image.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} in containers\\); rename the container`),
     );
   });
 });
