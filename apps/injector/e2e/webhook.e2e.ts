@@ -137,9 +137,9 @@ describe('injector registered with a real kube-apiserver', () => {
     const namespace = await createTestNamespace(kc, 'impostor', enabled);
     const withAgent = pod(optedIn, 'impostor');
     withAgent.spec?.containers.push({ name: 'xxl-agent', image: 'registry.example/custom-agent:2' });
-    await expect(core.createNamespacedPod({ namespace, body: withAgent })).rejects.toThrow(
-      new RegExp(`container xxl-agent has the name of the profile's agent but is not it \\(image .*registry\\.example/custom-agent:2.* in containers; the agent is ${REFERENCE.container.image.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} in containers\\); rename the container`),
-    );
+    const refused = await createError(namespace, withAgent);
+    expect(refused).toMatch(/container xxl-agent has the name of the profile's agent but is not it \(image .*registry\.example\/custom-agent:2.* in containers; the agent is .* in containers\); rename the container/);
+    expect(refused).toContain(`the agent is ${REFERENCE.container.image} in containers`);
   });
 });
 
