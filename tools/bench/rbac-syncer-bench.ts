@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,6 +53,8 @@ const { values } = parseArgs({
     'converge-timeout': { type: 'string', default: '300' },
     // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default.
     'memory-limit': { type: 'string' },
+    // A V8 heap snapshot of each syncer at convergence from nothing, written into this directory (see heap-summary.ts).
+    'heap-snapshot': { type: 'string' },
   },
 });
 const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
@@ -68,6 +70,7 @@ const changingPerTen = Number(values['changing-per-ten']);
 const serviceAccounts = Number(values['service-accounts']);
 const baselineRoot = values['baseline-root'];
 const convergeTimeoutMs = Number(values['converge-timeout']) * 1000;
+const heapSnapshotDir = values['heap-snapshot'];
 /** Every ServiceAccount of the seeded namespaces is bound once converged. */
 const seededSubjects = namespaces * serviceAccounts;
 const BINDING = 'xxl-agent-exec';
@@ -133,6 +136,7 @@ try {
       const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
       const writes = bindingWrites(metrics);
       const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
+      if (heapSnapshotDir) console.log(`    heap snapshot: ${await heapSnapshot(syncer.process.pid, heapSnapshotDir)}`);
       await stopSyncer(syncer);
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
@@ -418,7 +422,7 @@ async function startSyncer({ podList, pageSize, nodeOptions, env, root }: Syncer
       PROFILES_FILE: root ? join(root, relative(repoRoot(), REFERENCE_PROFILE_FILE)) : REFERENCE_PROFILE_FILE,
       PORT: String(port),
       POD_NAMESPACE: 'outrigger-system',
-      NODE_OPTIONS: nodeOptions,
+      NODE_OPTIONS: heapSnapshotDir ? `${nodeOptions} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${heapSnapshotDir}` : nodeOptions,
       POD_PAGE_SIZE: String(pageSize),
       POD_LIST: podList,
       // A removal shows at once, so its latency is the syncer's and not the grace period's.
@@ -478,6 +482,20 @@ function podBody(name: string, namespace: string, labels: Record<string, string>
   const result = mutatePod(pod as unknown as JsonObject, ctx, SIDECAR);
   if (result.outcome !== 'allowed' || result.decision !== 'injected') throw new Error(`the sidecar extension did not inject: ${JSON.stringify(result)}`);
   return result.pod as never;
+}
+
+/** Asks the syncer for a heap snapshot (SIGUSR2) and returns its file once V8 has written it. */
+async function heapSnapshot(pid: number, dir: string): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 300; waited++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const written = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    // V8 writes the file in one go and ends it with a closing brace.
+    if (written && readFileSync(join(dir, written), 'utf8').trimEnd().endsWith('}')) return join(dir, written);
+  }
+  return 'none written within 300 s';
 }
 
 /** Subjects the syncer says it bound (its gauge after the last reconcile); 0 while it does not answer. */

@@ -216,9 +216,14 @@ export class Reflector<P> {
     this.current = new AbortController();
     this.armDeadTimer(this.current); // a list can hang on a half-open connection too
     const next = new Map<string, P>();
+    // Projections that share a key are held once already while the list is read, not once per object.
+    const shared = new Map<string, P>();
+    const share = this.options.share;
     const collect = (obj: KubeObject) => {
       const value = this.project(obj);
-      if (value !== undefined) next.set(objectKey(obj), value);
+      if (value === undefined) return;
+      const key = share?.(value);
+      next.set(objectKey(obj), key === undefined ? value : (shared.get(key) ?? (shared.set(key, value), value)));
     };
     const resourceVersion =
       this.options.streamingList && !this.streamingRefused
@@ -227,6 +232,9 @@ export class Reflector<P> {
     this.clearDeadTimer();
     if (this.stopped) return;
     this.deliver(this.store.replace(next));
+    // This function goes on watching: the list's maps would otherwise live as long as the watch.
+    next.clear();
+    shared.clear();
     Object.assign(this.state, { hasSynced: true, viewComplete: true, lastSyncAt: new Date(), resourceVersion });
     this.call(() => this.options.onSynced?.());
     this.firstSync.resolve();
