@@ -9,4 +9,4 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 go build -trimpath -o "$bin/xxl-agent" .
 go build -trimpath -o "$bin/fake-kube" ./cmd/fake-kube
 cd compat
-mvn -B --no-transfer-progress test -Dagent.bin="$bin/xxl-agent" -Dfakekube.bin="$bin/fake-kube"
+mvn -B --no-transfer-progress test -Dtest=ExecutorProtocolCompatTest -Dagent.bin="$bin/xxl-agent" -Dfakekube.bin="$bin/fake-kube"

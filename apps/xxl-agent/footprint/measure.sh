@@ -38,6 +38,8 @@ measure() {
   ready=$(( ($(date +%s%N) - start) / 1000000 ))
   sleep 3
   rss=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status")
+  # measure runs in a subshell (process substitution): the trap's list never sees this PID.
+  kill "$pid"; wait "$pid" 2>/dev/null || true
   echo "$rss $ready"
 }
 

@@ -59,3 +59,21 @@ export function adminStandInObjects(namespace: string): object[] {
 export function adminStandInCalls(log: string, path: string): string[] {
   return log.split('\n').filter((line) => line.includes(` POST ${path} `));
 }
+
+/** One result the agent reported (/api/callback), as the stand-in logged it. */
+export interface AdminStandInCallback {
+  readonly accepted: boolean;
+  readonly logId: number;
+  readonly handleCode: number;
+  readonly handleMsg: string;
+}
+
+/** Every result in the callbacks of the stand-in's log, one entry per result and call (a result sent twice appears twice). */
+export function adminStandInCallbacks(log: string): AdminStandInCallback[] {
+  return adminStandInCalls(log, '/api/callback').flatMap((line) => {
+    const accepted = line.startsWith('admin accepted ');
+    const body = line.slice(line.indexOf(' POST /api/callback ') + ' POST /api/callback '.length);
+    const results = JSON.parse(body) as { logId: number; handleCode: number; handleMsg?: string }[];
+    return results.map((r) => ({ accepted, logId: r.logId, handleCode: r.handleCode, handleMsg: r.handleMsg ?? '' }));
+  });
+}

@@ -28,22 +28,35 @@ export async function callExecutor(address: string, path: '/run' | '/log' | '/be
 
 let lastLogId = Date.now();
 
-/** Triggers `script` as a GLUE_SHELL job (serial, with a timeout in seconds); throws with the executor's message if it refuses. */
-export async function triggerShellJob(address: string, token: string | undefined, script: string, timeoutSeconds = 60): Promise<ExecutorRun> {
+/** How a trigger differs from the default one: a job of its own with one version of its code, its block strategy, timeout and parameter. */
+export interface ShellJobOptions {
+  /** The job's id; triggers of one job share its queue (default 1). */
+  readonly jobId?: number;
+  readonly blockStrategy?: 'SERIAL_EXECUTION' | 'DISCARD_LATER' | 'COVER_EARLY';
+  /** executorTimeout in seconds; 0: none (default 60). */
+  readonly timeoutSeconds?: number;
+  /** executorParams, the script's $1. */
+  readonly params?: string;
+  /** glueUpdatetime, the version of the job's code: a trigger with another one replaces the job's queue (default: the trigger's time, a new version each time). */
+  readonly codeVersion?: number;
+}
+
+/** Triggers `script` as a GLUE_SHELL job as xxl-job-admin does (POST /run); throws with the executor's message if it refuses. */
+export async function triggerShellJob(address: string, token: string | undefined, script: string, options: ShellJobOptions = {}): Promise<ExecutorRun> {
   const run = { logId: ++lastLogId, logDateTime: Date.now() };
   const answer = await callExecutor(
     address,
     '/run',
     {
-      jobId: 1,
+      jobId: options.jobId ?? 1,
       executorHandler: '',
-      executorParams: '',
-      executorBlockStrategy: 'SERIAL_EXECUTION',
-      executorTimeout: timeoutSeconds,
+      executorParams: options.params ?? '',
+      executorBlockStrategy: options.blockStrategy ?? 'SERIAL_EXECUTION',
+      executorTimeout: options.timeoutSeconds ?? 60,
       ...run,
       glueType: 'GLUE_SHELL',
       glueSource: script,
-      glueUpdatetime: run.logDateTime,
+      glueUpdatetime: options.codeVersion ?? run.logDateTime,
       broadcastIndex: 0,
       broadcastTotal: 1,
     },
