@@ -22,7 +22,7 @@ export interface ControllerOptions<K = string> {
   readonly resyncMs?: number;
   /** For every watch; see ReflectorOptions. */
   readonly deadStreamTimeoutMs?: number;
-  readonly queue?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs'>;
+  readonly queue?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs' | 'concurrency'>;
   /**
    * With a Lease, only its holder reconciles; every replica watches, so a new leader starts warm.
    * On leading, every key is queued.

@@ -36,6 +36,7 @@ import type { ObservedBinding, ObservedProfile, ObservedRole } from '../plan/obs
 import { planNamespace, planProfile, type PlanAction } from '../plan/plan-profile.js';
 import { MissingAgentEvents } from './missing-agent-events.js';
 import { NamespaceStates, type ProfileTally } from './namespace-states.js';
+import { ProfileExclusion } from './profile-exclusion.js';
 import { describeAction, PlanExecutor } from './plan-executor.js';
 import { writeProfileStatus } from './profile-status-writer.js';
 import { describeSyncKey, namespaceKey, profileKey, statusKey, type SyncKey, syncKeyId } from './sync-key.js';
@@ -70,7 +71,8 @@ interface ProfileObjectView {
  * profile, its ClusterRole or the exec guard queues the profile, planned as a whole; a pod, binding
  * or namespace change queues only that namespace of the profiles concerned, planned alone. The
  * leader reconciles each key as observe → plan (planProfile or planNamespace, pure) → execute
- * (PlanExecutor), then reports on the AgentProfile's status. Every replica watches, so a new leader
+ * (PlanExecutor), then reports on the AgentProfile's status. Keys run side by side, a whole-profile
+ * step alone within its profile (ProfileExclusion). Every replica watches, so a new leader
  * starts warm. Profiles come from the API, or from PROFILES_FILE.
  */
 @Injectable()
@@ -85,6 +87,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** Per profile name ('' for any profile): the namespaces it applies in, until namespaces or profiles change. */
   private readonly applying = new Map<string, Set<string>>();
   private readonly statusWritten = new Map<string, ProfileStatus>();
+  private readonly exclusion = new ProfileExclusion(RECONCILE_WORKERS);
   private readonly statusWrittenAt = new Map<string, number>();
   private missingAgents!: MissingAgentEvents;
   private controller!: Controller<SyncKey>;
@@ -135,6 +138,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.controller = new Controller<SyncKey>(this.kc, {
       keys: () => this.profileKeys().map(profileKey),
       keyId: syncKeyId,
+      queue: { concurrency: RECONCILE_WORKERS },
       log: this.logger,
       resyncMs: this.config.resyncMs,
       deadStreamTimeoutMs: this.config.watchDeadMs,
@@ -199,7 +203,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
     if (!fromApi) await this.useProfiles(initial.map((profile) => ({ profile, generation: 0 })));
     this.controller.run(
-      (key) => this.reconcile(key),
+      (key) => this.exclusion.run(key, () => this.reconcile(key)),
       (key, error, retryIn) => {
         this.metrics.reconciles.inc({ profile: key.profile, result: 'error' });
         this.logger.warn(`reconcile ${describeSyncKey(key)} failed (retry in ${retryIn} ms): ${error instanceof Error ? error.message : String(error)}`);
@@ -667,6 +671,9 @@ function projectRole(obj: KubeObject): ObservedRole {
     rules: ours ? ((obj as { rules?: PolicyRule[] }).rules ?? []) : [],
   };
 }
+
+/** Keys reconciled at once: the writes of different namespaces wait for the API server side by side. */
+const RECONCILE_WORKERS = 8;
 
 /** The least time between two status writes that change only the agent counts. */
 const COUNTS_WRITE_MS = 5_000;
