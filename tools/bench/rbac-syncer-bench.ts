@@ -364,6 +364,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   counting = false;
   watch.abort();
   const unsettled = pending.size;
+  const exact = await exactness(rbac, names, filled);
   const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
   const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
   const metricWrites = bindingWrites(metrics);
@@ -377,6 +378,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   console.log(`\n(b) churn for ${elapsed.toFixed(0)} s, ${describe(config)}, target rate ${churnRate} creates + ${churnRate} deletes per second`);
   console.log(`  pod creates + deletes done: ${podEvents} (${(podEvents / elapsed).toFixed(0)}/s), failed ${failures}, dropped at 256 in flight ${skipped}`);
   console.log(`  subject-set changes made: ${changes}; settled ${latencies.length}, unsettled after 30 s ${unsettled}`);
+  console.log(`  the profile's bindings afterwards: ${exact.text}`);
   const fromAnswer = latencies.map((l) => l.fromAnswer);
   const fromRequest = latencies.map((l) => l.fromRequest);
   console.log(
@@ -389,7 +391,20 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   console.log(`  the syncer's own share: ${reconcileTimes(metrics)}`);
   console.log(`  CPU during the churn, % of one core: ${cpuShares.join(', ')}`);
   console.log(`  RSS: median ${quantile(rssSamples, 0.5).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB since start   (target ≤ 200 MiB); at the end ${memory(metrics)}`);
-  if (unsettled > 0) process.exitCode = 1;
+  if (unsettled > 0 || !exact.exact) process.exitCode = 1;
+}
+
+/** Whether the profile's bindings hold exactly the ServiceAccounts with live pods: every seeded one, and `default` of each filled churn namespace. */
+async function exactness(rbac: RbacAuthorizationV1Api, names: readonly string[], filled: readonly string[]): Promise<{ exact: boolean; text: string }> {
+  const expected = new Set([...names.flatMap((ns) => Array.from({ length: serviceAccounts }, (_, i) => `${ns}/${serviceAccountName(i)}`)), ...filled.map((ns) => `${ns}/default`)]);
+  const list = await rbac.listClusterRoleBinding({ labelSelector: PROFILE_SELECTOR });
+  const bound = list.items.flatMap((b) => (b.subjects ?? []).map((s) => `${s.namespace}/${s.name}`));
+  const held = new Set(bound);
+  const missing = [...expected].filter((s) => !held.has(s)).length;
+  const extra = [...held].filter((s) => !expected.has(s)).length;
+  const twice = bound.length - held.size;
+  const exact = missing === 0 && extra === 0 && twice === 0;
+  return { exact, text: `${exact ? 'exact' : 'NOT EXACT'}: ${held.size} ServiceAccounts of ${expected.size} expected, ${missing} missing, ${extra} extra, ${twice} held twice` };
 }
 
 interface SyncerConfig {
