@@ -16,7 +16,6 @@ import com.xxl.job.core.openapi.model.LogRequest;
 import com.xxl.job.core.openapi.model.LogResult;
 import com.xxl.job.core.openapi.model.RegistryRequest;
 import com.xxl.job.core.openapi.model.TriggerRequest;
-import com.xxl.tool.http.HttpTool;
 import com.xxl.tool.json.GsonTool;
 import com.xxl.tool.response.Response;
 import java.io.BufferedReader;
@@ -129,9 +128,8 @@ class ExecutorProtocolCompatTest {
         executor = client(TOKEN);
     }
 
-    /** The client exactly as xxl-job-admin builds it (XxlJobAdminBootstrap.getExecutorBiz). */
     static ExecutorBiz client(String token) {
-        return HttpTool.createClient().url(agentUrl).timeout(3 * 1000).header(Const.XXL_JOB_ACCESS_TOKEN, token).proxy(ExecutorBiz.class);
+        return AdminCalls.client(agentUrl, token);
     }
 
     @AfterAll
@@ -152,20 +150,7 @@ class ExecutorProtocolCompatTest {
     }
 
     static TriggerRequest shellTrigger(int jobId, long logId, String script, String blockStrategy) {
-        TriggerRequest t = new TriggerRequest();
-        t.setJobId(jobId);
-        t.setExecutorHandler("");
-        t.setExecutorParams("param-1");
-        t.setExecutorBlockStrategy(blockStrategy);
-        t.setExecutorTimeout(0);
-        t.setLogId(logId);
-        t.setLogDateTime(System.currentTimeMillis());
-        t.setGlueType(GlueTypeEnum.GLUE_SHELL.name());
-        t.setGlueSource(script);
-        t.setGlueUpdatetime(1);  // one version of the code: a newer one would replace the job's queue
-        t.setBroadcastIndex(0);
-        t.setBroadcastTotal(1);
-        return t;
+        return AdminCalls.shellTrigger(jobId, logId, script, blockStrategy, "param-1");
     }
 
     @Test

@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.xxl.job.core.constant.Const;
 import com.xxl.job.core.constant.ExecutorBlockStrategyEnum;
-import com.xxl.job.core.glue.GlueTypeEnum;
 import com.xxl.job.core.openapi.ExecutorBiz;
 import com.xxl.job.core.openapi.model.CallbackRequest;
 import com.xxl.job.core.openapi.model.IdleBeatRequest;
@@ -15,7 +13,6 @@ import com.xxl.job.core.openapi.model.LogRequest;
 import com.xxl.job.core.openapi.model.LogResult;
 import com.xxl.job.core.openapi.model.RegistryRequest;
 import com.xxl.job.core.openapi.model.TriggerRequest;
-import com.xxl.tool.http.HttpTool;
 import com.xxl.tool.json.GsonTool;
 import com.xxl.tool.response.Response;
 import java.nio.charset.StandardCharsets;
@@ -63,9 +60,8 @@ class InClusterCompatTest {
         return value;
     }
 
-    /** The client exactly as xxl-job-admin builds it (XxlJobAdminBootstrap.getExecutorBiz). */
     static ExecutorBiz client(String token) {
-        return HttpTool.createClient().url(agentUrl).timeout(3 * 1000).header(Const.XXL_JOB_ACCESS_TOKEN, token).proxy(ExecutorBiz.class);
+        return AdminCalls.client(agentUrl, token);
     }
 
     /** The bodies of the calls to `api` (registry, registryRemove, callback) the admin stand-in accepted, in order. */
@@ -110,20 +106,7 @@ class InClusterCompatTest {
     }
 
     static TriggerRequest shellTrigger(int jobId, String script, String blockStrategy, String params) {
-        TriggerRequest t = new TriggerRequest();
-        t.setJobId(jobId);
-        t.setExecutorHandler("");
-        t.setExecutorParams(params);
-        t.setExecutorBlockStrategy(blockStrategy);
-        t.setExecutorTimeout(0);
-        t.setLogId(++nextLogId);
-        t.setLogDateTime(System.currentTimeMillis());
-        t.setGlueType(GlueTypeEnum.GLUE_SHELL.name());
-        t.setGlueSource(script);
-        t.setGlueUpdatetime(1);
-        t.setBroadcastIndex(0);
-        t.setBroadcastTotal(1);
-        return t;
+        return AdminCalls.shellTrigger(jobId, ++nextLogId, script, blockStrategy, params);
     }
 
     @Test
