@@ -7,6 +7,8 @@ export interface SuiteKubectl {
   readonly kubectl: (args: readonly string[], input?: string) => string;
   /** `kubectl get … -o json` parsed, or undefined when it fails (e.g. not found yet). */
   readonly getJson: (args: readonly string[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- API objects, read field by field
+  /** Resolves once each CRD named is Established (`kubectl wait` right after an apply may answer NotFound from a lagging cache). */
+  readonly established: (crds: readonly string[]) => Promise<void>;
 }
 
 export function suiteKubectl(kubeconfigPath: string, binDir: string): SuiteKubectl {
@@ -27,7 +29,12 @@ export function suiteKubectl(kubeconfigPath: string, binDir: string): SuiteKubec
       return undefined;
     }
   };
-  return { kubectl, getJson };
+  const established = async (crds: readonly string[]) => {
+    for (const crd of crds) {
+      await poll(`CRD ${crd} Established`, () => ((getJson(['customresourcedefinitions', crd])?.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Established' && c.status === 'True') || undefined, 60_000);
+    }
+  };
+  return { kubectl, getJson, established };
 }
 
 /**

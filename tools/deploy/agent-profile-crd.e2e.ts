@@ -6,6 +6,7 @@ import jsonpatch, { type Operation } from 'fast-json-patch';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEPLOY_DIR } from './render.ts';
+import { suiteKubectl } from '../e2e-support.ts';
 
 // The AgentProfile CRD on a real kube-apiserver, and the services' own validation, on the same
 // fixtures: they agree, and what the API server refuses names the field. A fixture says its
@@ -13,6 +14,7 @@ import { DEPLOY_DIR } from './render.ts';
 // holds either a JSON patch (a YAML list, RFC 6902) of the reference profile, which has its one
 // copy in deploy/base/profiles, or (a mapping) a whole AgentProfile not derived from it.
 const { kubeconfigPath, binDir } = inject('controlPlane');
+const { established } = suiteKubectl(kubeconfigPath, binDir);
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'agent-profiles');
 const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith('.yaml')).sort();
 
@@ -44,10 +46,10 @@ function expectation(text: string): { verdict: string; field?: string } {
   return { verdict, ...(field ? { field } : {}) };
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   const applied = kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
   if (!applied.ok) throw new Error(applied.output);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  await established(['agentprofiles.outrigger.dev']);
 });
 
 describe('AgentProfile validation: the API server (generated CRD) and the services (zod) agree', () => {

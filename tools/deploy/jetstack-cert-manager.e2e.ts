@@ -17,7 +17,7 @@ import { poll, suiteKubectl } from '../e2e-support.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
+const { kubectl, getJson, established } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const OVERLAY = join(DEPLOY_DIR, 'overlays/prod-jetstack');
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-jetstack-e2e-'));
@@ -31,11 +31,11 @@ beforeAll(async () => {
   const crds = await runBuildScript('tools/deploy/jetstack/build.sh', ['crds']);
   jetstackBin = await runBuildScript('tools/deploy/jetstack/build.sh', []);
   kubectl(['apply', '--server-side', '-f', crds]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
+  await established(['certificates.cert-manager.io', 'issuers.cert-manager.io']);
   // A dry run creates nothing: the namespace and the AgentProfile CRD exist first, as on an upgrade.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  await established(['agentprofiles.outrigger.dev']);
 }, 900_000);
 
 afterAll(async () => {

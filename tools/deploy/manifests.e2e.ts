@@ -16,7 +16,7 @@ import { suiteKubectl } from '../e2e-support.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-const { kubectl } = suiteKubectl(kubeconfigPath, binDir);
+const { kubectl, established } = suiteKubectl(kubeconfigPath, binDir);
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 
@@ -25,10 +25,10 @@ beforeAll(async () => {
   // AgentProfiles need their CRD established first, as the README's install steps say.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  await established(['agentprofiles.outrigger.dev']);
   // overlays/prod-jetstack holds Issuers and Certificates: Jetstack cert-manager's CRDs, from its Go module.
   kubectl(['apply', '--server-side', '-f', await runBuildScript('tools/deploy/jetstack/build.sh', ['crds'])]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/certificates.cert-manager.io', 'crd/issuers.cert-manager.io']);
+  await established(['certificates.cert-manager.io', 'issuers.cert-manager.io']);
 });
 
 describe('server-side dry-run apply', () => {

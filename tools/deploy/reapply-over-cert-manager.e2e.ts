@@ -16,7 +16,7 @@ import { poll, suiteKubectl } from '../e2e-support.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
+const { kubectl, getJson, established } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const OVERLAY = join(DEPLOY_DIR, 'overlays/prod');
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-reapply-e2e-'));
@@ -68,10 +68,10 @@ const CASES = [
   { state: 'registered in url mode (REGISTER_WEBHOOK=true, WEBHOOK_URL_PORT)', registers: true, env: { REGISTER_WEBHOOK: 'true', WEBHOOK_URL_PORT: '9443' } },
 ] as const;
 
-beforeAll(() => {
+beforeAll(async () => {
   // The overlays hold an AgentProfile: its CRD goes first, as the README's install steps say.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  await established(['agentprofiles.outrigger.dev']);
 });
 
 afterEach(async () => {

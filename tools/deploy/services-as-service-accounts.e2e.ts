@@ -20,7 +20,7 @@ import { poll, suiteKubectl } from '../e2e-support.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-const { kubectl, getJson } = suiteKubectl(kubeconfigPath, binDir);
+const { kubectl, getJson, established } = suiteKubectl(kubeconfigPath, binDir);
 const ns = INSTALL_NAMESPACE;
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-deploy-e2e-'));
 // RBAC, and the exec guard the rbac-syncer needs in force before it binds anyone cluster-wide.
@@ -70,11 +70,11 @@ function fetchReadyz(port: number, ca: string, servername: string): Promise<stri
   });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
   // The AgentProfile API and the reference profile, which both services read through it.
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
-  kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
+  await established(['agentprofiles.outrigger.dev']);
   kubectl(['apply', '--server-side', '--field-manager=outrigger-deploy-test', '-k', join(DEPLOY_DIR, 'base/profiles')]);
   for (const path of ['base/rbac-syncer', 'base/cert-manager', 'base/injector']) {
     const rbac = render(kubectlBin, path).filter((o) => RBAC_KINDS.has(o.kind));

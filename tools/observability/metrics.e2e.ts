@@ -28,7 +28,7 @@ import { poll, suiteKubectl } from '../e2e-support.ts';
  */
 const { kubeconfigPath, binDir } = inject('controlPlane');
 const kubectlBin = join(binDir, 'kubectl');
-const { kubectl } = suiteKubectl(kubeconfigPath, binDir);
+const { kubectl, established } = suiteKubectl(kubeconfigPath, binDir);
 const ns = 'outrigger-observability-e2e';
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-observability-e2e-'));
 const WEBHOOKS = 'outrigger-observability-e2e';
@@ -177,7 +177,7 @@ describe('metrics the component reads are the metrics the services export', () =
     const crds = await prometheusOperatorCrds();
     kubectl(['apply', '--server-side', '-f', crds]);
     try {
-      kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/servicemonitors.monitoring.coreos.com', 'crd/prometheusrules.monitoring.coreos.com']);
+      await established(['servicemonitors.monitoring.coreos.com', 'prometheusrules.monitoring.coreos.com']);
       kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/namespace')]);
       const out = kubectl(['apply', '--server-side', '--dry-run=server', '-k', join(DEPLOY_DIR, COMPONENT)]);
       expect(out.trim().split('\n').sort()).toEqual([
