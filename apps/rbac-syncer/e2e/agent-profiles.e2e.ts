@@ -69,7 +69,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     const synced = await eventually(status, (s) => condition(s, 'Synced')?.status === 'True' && (s.boundSubjects ?? 0) >= 1, 'the status');
     expect(synced.observedGeneration).toBe(1);
     expect(condition(synced, 'Accepted')).toMatchObject({ status: 'True', reason: 'Valid', observedGeneration: 1 });
-    expect(condition(synced, 'Synced')?.message).toMatch(new RegExp(`^ClusterRoleBinding ${NAME}\\.<namespace> \\(one per namespace\\) binds \\d+ ServiceAccount\\(s\\) to ClusterRole ${NAME}$`));
+    expect(condition(synced, 'Synced')?.message).toMatch(new RegExp(`^ClusterRoleBinding ${NAME}\\.<namespace> \\(one per namespace\\) binds the ServiceAccounts of live agents to ClusterRole ${NAME}$`));
     // kubectl get shows it in the printer columns.
     const table = kubectl(['get', 'agentprofile', profile.name]);
     expect(table.split('\n')[1]).toMatch(/^xxl-job\s+xxl-agent\/\s+.*ClusterRoleBinding\s+True\s+True\s+\d+\s+/);

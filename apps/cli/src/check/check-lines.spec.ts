@@ -22,7 +22,7 @@ const PROFILE = {
   observedGeneration: 3,
   bindingKind: 'ClusterRoleBinding',
   accepted: { status: 'True', reason: 'Valid', message: 'generation 3 is in force' },
-  synced: { status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec binds 4 ServiceAccount(s) to ClusterRole xxl-agent-exec' },
+  synced: { status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec.<namespace> (one per namespace) binds the ServiceAccounts of live agents to ClusterRole xxl-agent-exec' },
   podSecurity: 'restricted' as const,
 };
 

@@ -599,7 +599,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     });
     const written = this.statusWritten.get(name);
     if (written && sameStatus(written, status)) return undefined;
-    // Pod churn moves the counts all the time: those alone are written at most every COUNTS_WRITE_MS.
+    // Pod churn moves the counts (agents, ServiceAccounts bound) all the time: those alone are written at most every COUNTS_WRITE_MS.
     const countsDueAt = (this.statusWrittenAt.get(name) ?? 0) + COUNTS_WRITE_MS;
     if (written && onlyCountsDiffer(written, status) && Date.now() < countsDueAt) return countsDueAt;
     await writeProfileStatus(this.kc, name, status);

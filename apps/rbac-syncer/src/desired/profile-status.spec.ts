@@ -21,7 +21,7 @@ describe('profileStatus', () => {
       boundSubjects: 3,
       conditions: [
         { type: 'Accepted', status: 'True', reason: 'Valid', message: 'generation 2 is in force', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
-        { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec.<namespace> (one per namespace) binds 3 ServiceAccount(s) to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
+        { type: 'Synced', status: 'True', reason: 'Synced', message: 'ClusterRoleBinding xxl-agent-exec.<namespace> (one per namespace) binds the ServiceAccounts of live agents to ClusterRole xxl-agent-exec', lastTransitionTime: '2026-11-25T10:00:00Z', observedGeneration: 2 },
       ],
     });
   });
@@ -120,6 +120,7 @@ describe('the agent counts on the status', () => {
     const b = profileStatus({ ...base, profile, agents: counts([['aaa', 1]]) });
     expect(onlyCountsDiffer(a, b)).toBe(true);
     expect(onlyCountsDiffer(a, a)).toBe(false);
-    expect(onlyCountsDiffer(a, profileStatus({ ...base, profile, agents: counts([['aaa', 1]]), subjects: 4 }))).toBe(false);
+    expect(onlyCountsDiffer(a, profileStatus({ ...base, profile, agents: counts([['aaa', 1]]), subjects: 4, namespaces: 7 }))).toBe(true);
+    expect(onlyCountsDiffer(a, profileStatus({ ...base, profile, agents: counts([]), missingPermissions: ['bind clusterroles'] }))).toBe(false);
   });
 });

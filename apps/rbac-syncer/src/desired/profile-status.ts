@@ -93,9 +93,13 @@ function agentsStatus(profile: string, counts: AgentCounts, staged: boolean): Ag
   return { current: counts.current, outdated: counts.outdated, missing: counts.missing, ...(staged ? { canary: counts.canary } : {}), outdatedRevisions };
 }
 
-/** Whether two statuses differ in nothing but the agent counts (written at most every so often). */
+/**
+ * Whether two statuses differ in nothing but counts: of agents, bound ServiceAccounts, namespaces.
+ * Pod churn moves those all the time, so they are written at most every so often.
+ */
 export function onlyCountsDiffer(a: ProfileStatus, b: ProfileStatus): boolean {
-  return !sameStatus(a, b) && sameStatus({ ...a, agents: undefined }, { ...b, agents: undefined });
+  const withoutCounts = (s: ProfileStatus) => ({ ...s, agents: undefined, boundSubjects: 0, namespaces: undefined });
+  return !sameStatus(a, b) && sameStatus(withoutCounts(a), withoutCounts(b));
 }
 
 function synced(input: ProfileStatusInput): [StoredCondition['status'], string, string] {
@@ -119,7 +123,8 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
   if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} bindings removed: ${input.execGuardProblem}`];
   if (input.notOurs?.length) return ['False', 'NameTaken', `left alone, not Outrigger's: ${input.notOurs.join(', ')}; delete or rename them to let the rbac-syncer create its own`];
   const where = rbac.binding.kind === 'RoleBinding' ? `${binding} (one per namespace)` : `ClusterRoleBinding ${rbac.binding.name}.<namespace> (one per namespace)`;
-  const bound = `${where} binds ${input.subjects} ServiceAccount(s) to ClusterRole ${rbac.clusterRole}`;
+  // The number is status.boundSubjects, a count written at most every so often: not in the message.
+  const bound = `${where} binds the ServiceAccounts of live agents to ClusterRole ${rbac.clusterRole}`;
   if (input.overCap?.size) {
     const over = [...input.overCap].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, 5).map(([ns, n]) => `${ns} (${n})`);
     const more = input.overCap.size > 5 ? ` and ${input.overCap.size - 5} more` : '';
