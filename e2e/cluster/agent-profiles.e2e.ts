@@ -85,7 +85,8 @@ describe('AgentProfiles on a real cluster: an admin adds, edits and removes an a
     kubectl(['create', '-n', ns, '-f', '-'], pod('worker'));
     await eventually(() => expect(subjects()).toContain(`${ns}/default`), 'the ServiceAccount bound', 60_000);
     await eventually(() => expect(synced()).toMatchObject({ status: 'True', reason: 'Synced' }), 'Synced=True', 30_000);
-    expect(status().boundSubjects).toBeGreaterThanOrEqual(1);
+    // Counts are written at most every 5 s: the one bound may follow the condition.
+    await eventually(() => expect(status().boundSubjects).toBeGreaterThanOrEqual(1), 'the bound ServiceAccount counted', 30_000);
     expect(kubectl(['get', 'agentprofile', NAME]).split('\n')[1]).toMatch(new RegExp(`^${NAME}\\s+${PREFIX.replace('.', '\\.')}\\s`));
 
     // An edit: both services follow.

@@ -19,10 +19,29 @@ const INJECTOR_READYZ = `/api/v1/namespaces/${INSTALL_NAMESPACE}/services/https:
 export async function installOutrigger(cluster: Cluster, log: (line: string) => void, overlay = LOCAL_OVERLAY): Promise<void> {
   log(`kubectl apply -k ${CRD_KUSTOMIZATION}`);
   await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), CRD_KUSTOMIZATION)]);
-  await cluster.kubectlAsync(['wait', '--for=condition=Established', '--timeout=60s', AGENT_PROFILE_CRD]);
+  await crdEstablished(cluster, AGENT_PROFILE_CRD);
   log(`kubectl apply -k ${overlay}`);
   await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
   await waitForOutrigger(cluster, log);
+}
+
+/**
+ * Resolves once the CRD is Established, polling its condition: `kubectl wait` right after the
+ * apply may answer NotFound from a lagging cache on a loaded API server.
+ */
+export async function crdEstablished(cluster: Cluster, crd: string, timeoutSeconds = 60): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      last = await cluster.kubectlAsync(['get', crd, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}']);
+      if (last.trim() === 'True') return;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${crd} not Established after ${timeoutSeconds} s: ${last}`);
 }
 
 export async function waitForOutrigger(cluster: Cluster, log: (line: string) => void, timeoutSeconds = 300): Promise<void> {
