@@ -84,7 +84,7 @@ export async function eventually<T>(attempt: () => T | Promise<T>, what: string,
 }
 
 export interface PodJson {
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly annotations?: Record<string, string>; readonly labels?: Record<string, string> };
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly annotations?: Record<string, string>; readonly labels?: Record<string, string>; readonly deletionTimestamp?: string };
   readonly spec: {
     readonly containers: readonly { readonly name: string; readonly image: string }[];
     readonly initContainers?: readonly { readonly name: string; readonly image: string; readonly restartPolicy?: string }[];
