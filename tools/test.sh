@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/node-env.sh
 bash tools/setup.sh
-bash tools/setup-cluster.sh
+bash tools/cluster/setup-cluster.sh
 export NX_NO_CLOUD=true NX_TUI=false NX_DAEMON=false
 log=$(mktemp -t outrigger-test.XXXXXX)
 trap 'rm -f "$log"' EXIT

@@ -6,7 +6,7 @@ import { clusterDir, clusterLeftovers, repoRoot } from '@outrigger/control-plane
 import { describe, expect, it } from 'vitest';
 
 // `npm run cluster` as a user runs it, stopped every way it can stop: nothing of it may stay on the host.
-const CLUSTER_TS = join(repoRoot(), 'tools', 'cluster.ts');
+const CLUSTER_TS = join(repoRoot(), 'tools', 'cluster', 'cluster.ts');
 
 interface Run {
   readonly child: ChildProcess;

@@ -6,7 +6,7 @@ import { freePort, ManagedProcess, runBuildScript, servedFingerprint, startApp }
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
 import { DEPLOY_DIR, INSTALL_NAMESPACE } from './render.ts';
-import { poll, suiteKubectl } from '../e2e-support.ts';
+import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * deploy/overlays/prod-jetstack on a real kube-apiserver with Jetstack cert-manager's CRDs and

@@ -7,7 +7,7 @@ import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
-import { suiteKubectl } from '../e2e-support.ts';
+import { suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The manifests against a real kube-apiserver (RBAC authorizer): every base and overlay passes a

@@ -5,7 +5,7 @@ import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plan
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
-import { poll, suiteKubectl } from '../e2e-support.ts';
+import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * Re-applying an overlay over the MutatingWebhookConfiguration as the real cert-manager

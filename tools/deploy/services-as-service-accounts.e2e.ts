@@ -10,7 +10,7 @@ import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
-import { poll, suiteKubectl } from '../e2e-support.ts';
+import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The built cert-manager, injector and rbac-syncer, each authenticated as its own ServiceAccount (a

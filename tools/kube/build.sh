@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds Kubernetes binaries from the Go modules pinned in go.mod, once per version, into
-# <cache>/kube/<kube>-etcd<etcd>/ (see tools/go-build.sh for <cache>), and prints that directory.
+# <cache>/kube/<kube>-etcd<etcd>/ (see tools/toolchain/go-build.sh for <cache>), and prints that directory.
 #   tools/kube/build.sh [NAME...]   default: kube-apiserver etcd kubectl (the bare control plane)
 # NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy, or our
 # own programs under cmd/ (pause stand-in-agent agnhost-webhook), cached by their sources in <cache>/programs/<hash>/.
 set -euo pipefail
 cd "$(dirname "$0")"
-source ../go-build.sh
+source ../toolchain/go-build.sh
 
 version() { sed -n "s#^\t$1 \(v[^ ]*\).*#\1#p" go.mod | head -n 1; }
 kube=$(version k8s.io/kubernetes)

@@ -20,7 +20,7 @@ import {
   resolvePromtool,
 } from './observability.ts';
 import { parseExposition, sampleNames, type Exposition } from './exposition.ts';
-import { poll, suiteKubectl } from '../e2e-support.ts';
+import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The three built services against the suite's API server, in a namespace of their own: what the

@@ -5,7 +5,7 @@
 # image archives). Prints a Markdown table. Times depend on the machine's load: read them idle.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-source tools/go-build.sh
+source tools/toolchain/go-build.sh
 source tools/node-env.sh >/dev/null
 images="$(cache_root)/images"
 work=$(mktemp -d)

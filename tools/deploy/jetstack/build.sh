@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Jetstack cert-manager for the e2e, from the Go module pinned in go.mod (fetched through the Go
-# module proxy), cached under <cache>/jetstack-cert-manager/ (see tools/go-build.sh for <cache>):
+# module proxy), cached under <cache>/jetstack-cert-manager/ (see tools/toolchain/go-build.sh for <cache>):
 #   tools/deploy/jetstack/build.sh crds   its CRDs (deploy/crds/*.yaml of the module), copied to <version>/crds/
 #   tools/deploy/jetstack/build.sh        jetstack-controller and jetstack-cainjector (cmd/), into <version>-<source hash>/
 # Prints that directory (its last line).
 set -euo pipefail
 cd "$(dirname "$0")"
-source ../../go-build.sh
+source ../../toolchain/go-build.sh
 version=$(sed -n 's#^\tgithub.com/cert-manager/cert-manager \(v[^ ]*\).*#\1#p' go.mod | head -n 1)
 root="$(cache_root)/jetstack-cert-manager"
 if [ "${1:-}" = crds ]; then

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Prometheus tooling for the observability tests, from Go modules fetched through the Go module proxy,
-# cached under <cache>/prometheus/ (see tools/go-build.sh for <cache>):
+# cached under <cache>/prometheus/ (see tools/toolchain/go-build.sh for <cache>):
 #   tools/observability/prometheus/build.sh        promtool (cmd/promtool of the module pinned in go.mod), into <version>-<go.sum hash>/
 #   tools/observability/prometheus/build.sh crds   the Prometheus Operator's CRDs (example/prometheus-operator-crd/ of its module), into operator-<version>/crds/
 # Prints that directory (its last line).
 set -euo pipefail
 cd "$(dirname "$0")"
-source ../../go-build.sh
+source ../../toolchain/go-build.sh
 # The operator's CRDs are data, not a Go dependency of promtool: pinned here, not in go.mod.
 operator=v0.85.0
 root="$(cache_root)/prometheus"

@@ -68,8 +68,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
   log('resolving binaries (the first run builds them from Go modules: many minutes)');
   const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
-  const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
-  const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/coredns/build.sh', ['coredns'], log);
+  const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
+  const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/cluster/coredns/build.sh', ['coredns'], log);
   if (!options.images) log('building images (reused when their inputs are unchanged)');
   const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
 
@@ -240,7 +240,7 @@ function checkHost(dir: string): void {
   if (foreign.length > 0) throw new Error(`this host already runs Kubernetes node components (${foreign.join(', ')}); the local cluster would share their iptables chains`);
   const missing = ['ip', 'iptables', 'runc', 'mount', 'curl'].filter((c) => !whichOrUndefined(c));
   if (!existsSync('/usr/lib/cni/bridge')) missing.push('/usr/lib/cni/bridge (Debian package containernetworking-plugins)');
-  if (missing.length > 0) throw new Error(`the local cluster needs ${missing.join(', ')}; tools/setup-cluster.sh installs them`);
+  if (missing.length > 0) throw new Error(`the local cluster needs ${missing.join(', ')}; tools/cluster/setup-cluster.sh installs them`);
 }
 
 /** Live kubelet, kube-proxy or containerd processes that are not this cluster's (zombies of a stopped one are not). */

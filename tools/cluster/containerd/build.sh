@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds containerd, its runc shim and ctr from the Go modules pinned in go.mod, once per version,
-# into <cache>/containerd/<version>/ (tools/go-build.sh), and prints that directory.
+# into <cache>/containerd/<version>/ (tools/toolchain/go-build.sh), and prints that directory.
 set -euo pipefail
 cd "$(dirname "$0")"
-source ../go-build.sh
+source ../../toolchain/go-build.sh
 version=$(sed -n 's#^\tgithub.com/containerd/containerd/v2 \(v[^ ]*\).*#\1#p' go.mod | head -n 1)
 dir="$(cache_root)/containerd/$version"
 # Static, without cgo: the snapshotters that need C libraries or devices are left out (overlayfs and native remain).

@@ -1,4 +1,4 @@
-module outrigger.dev/tools/coredns
+module outrigger.dev/tools/cluster/coredns
 
 go 1.26.0
 

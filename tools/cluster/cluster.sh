@@ -3,8 +3,8 @@
 # and removes everything it created).
 #   npm run cluster -- [--kubeconfig PATH] [--no-install] [--teardown]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source tools/node-env.sh
 bash tools/setup.sh
-bash tools/setup-cluster.sh
-exec node --import tsx --conditions development tools/cluster.ts "$@"
+bash tools/cluster/setup-cluster.sh
+exec node --import tsx --conditions development tools/cluster/cluster.ts "$@"

@@ -1,4 +1,4 @@
-module outrigger.dev/tools/containerd
+module outrigger.dev/tools/cluster/containerd
 
 go 1.26.6
 

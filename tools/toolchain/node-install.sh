@@ -3,7 +3,7 @@
 # is already that major. The pinned Node (npm package node-linux-<arch>) and npm come from the npm
 # registry into <cache>/node/<version>/ once. Used by tools/node-env.sh.
 set -euo pipefail
-node_version=$(cat "$(dirname "$0")/../.nvmrc")
+node_version=$(cat "$(dirname "$0")/../../.nvmrc")
 # Also the local base image's npm: tools/images/build.sh reads it here.
 npm_version=11.21.2
 dir="${OUTRIGGER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outrigger}/node/$node_version"

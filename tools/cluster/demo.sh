@@ -3,8 +3,8 @@
 # deploy/overlays/local with images built from this repository, runs an annotated Deployment and shows
 # its agent at work. Ctrl-C stops everything and removes what it created.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 source tools/node-env.sh
 bash tools/setup.sh
-bash tools/setup-cluster.sh
-exec node --import tsx --conditions development tools/demo.ts "$@"
+bash tools/cluster/setup-cluster.sh
+exec node --import tsx --conditions development tools/cluster/demo.ts "$@"
