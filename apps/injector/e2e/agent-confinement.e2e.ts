@@ -6,7 +6,7 @@ import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY,
 import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type RunningInjector, startInjector } from './fuzz/injector-process.js';
+import { type RunningInjector, startInjector } from './injector-process.js';
 import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.js';
 
 // What the agent may hold and where it may run, through a real kube-apiserver: the agent alone

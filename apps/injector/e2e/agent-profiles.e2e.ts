@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, repoRoot } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
+import { startInjector, type RunningInjector } from './injector-process.js';
 
 // The injector reading AgentProfiles through a real kube-apiserver: what it serves before it can,
 // and how a new, edited, broken and deleted profile take effect without a restart.

@@ -1,8 +1,8 @@
 import { get } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES, hostileCases, loadFixtures, type Category } from './fuzz/hostile-reviews.ts';
-import { startInjector, type RunningInjector } from './fuzz/injector-process.ts';
-import { fuzzAgent, runCases, violation, type OutcomeKind } from './fuzz/send.ts';
+import { CATEGORIES, hostileCases, loadFixtures, type Category } from '../fuzz/hostile-reviews.ts';
+import { startInjector, type RunningInjector } from './injector-process.ts';
+import { fuzzAgent, runCases, violation, type OutcomeKind } from '../fuzz/send.ts';
 
 /**
  * Hostile bodies against the built injector over HTTPS: every answer is a well-formed

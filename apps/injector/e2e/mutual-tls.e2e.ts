@@ -5,7 +5,7 @@ import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY,
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startInjector, type RunningInjector } from './fuzz/injector-process.ts';
+import { startInjector, type RunningInjector } from './injector-process.ts';
 import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.ts';
 
 // The injector with CLIENT_CA_FILE: only callers with a certificate from that CA may ask /mutate.

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
+import { startInjector, type RunningInjector } from './injector-process.js';
 
 // A namespace's resource defaults for an agent (its <prefix><resource> annotations), read by the
 // injector's namespace watch through a real kube-apiserver; a pod's own annotation wins; a default

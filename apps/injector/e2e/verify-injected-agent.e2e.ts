@@ -9,7 +9,7 @@ import { type AgentProfile, parseAgentProfile, parseProfiles, REFERENCE_PROFILE_
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { canonicalQuantity, sidecarExtension, verifyInjectedAgent } from '@outrigger/sidecar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startInjector, type RunningInjector } from './fuzz/injector-process.js';
+import { startInjector, type RunningInjector } from './injector-process.js';
 import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.js';
 
 // verifyInjectedAgent against pods as a real kube-apiserver stores them: every agent the webhook

@@ -3,21 +3,15 @@
  * exits non-zero on any 5xx, connection error, hang or crash. Every field of every review fixture
  * is first replaced in turn by each kind of wrong value; seeded random cases fill up the count.
  *
- *   npx tsx --conditions development tools/fuzz-injector.ts [--count 100000] [--seed N] [--concurrency 16]
+ *   npm run fuzz -- [--count 100000] [--seed N] [--concurrency 16]
  */
 import { existsSync } from 'node:fs';
 import { get } from 'node:https';
 import { parseArgs } from 'node:util';
-import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
-
-// The generator lives with the fuzz e2e (apps may not import tools); tools may not import an app by
-// a static relative path either, so it is loaded at run time: one copy, no lint exception.
-type GeneratorModule = typeof import('../apps/injector/e2e/fuzz/hostile-reviews.ts');
-type Client = typeof import('../apps/injector/e2e/fuzz/send.ts');
-type Process = typeof import('../apps/injector/e2e/fuzz/injector-process.ts');
-const fuzzDir = new URL('../apps/injector/e2e/fuzz/', import.meta.url);
-const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(new URL(file, fuzzDir).pathname).href)) as T;
+import { CATEGORIES, hostileCases } from './hostile-reviews.ts';
+import { startInjector } from '../e2e/injector-process.ts';
+import { fuzzAgent, runCases, violation } from './send.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,19 +26,16 @@ const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
 const timeoutMs = Number(values['timeout-ms']);
 if (![count, seed, concurrency, timeoutMs].every(Number.isSafeInteger) || count < 1 || concurrency < 1) {
-  console.error('usage: fuzz-injector.ts [--count N] [--seed N] [--concurrency N] [--timeout-ms N]');
+  console.error('usage: npm run fuzz -- [--count N] [--seed N] [--concurrency N] [--timeout-ms N]');
   process.exit(2);
 }
 
-const repoRoot = new URL('../', import.meta.url).pathname;
+const repoRoot = new URL('../../../', import.meta.url).pathname;
 if (!existsSync(new URL('dist/apps/injector/main.js', `file://${repoRoot}`))) {
   console.log('dist/apps/injector/main.js is missing: building it');
   execFileSync('npx', ['nx', 'run', 'injector:build'], { cwd: repoRoot, stdio: 'inherit' });
 }
 
-const { CATEGORIES, hostileCases } = await load<GeneratorModule>('hostile-reviews.ts');
-const { violation, fuzzAgent, runCases } = await load<Client>('send.ts');
-const { startInjector } = await load<Process>('injector-process.ts');
 
 const KINDS = ['200', '4xx', '5xx', 'other-status', 'error', 'timeout'] as const;
 const table = new Map<string, Record<(typeof KINDS)[number], number>>();

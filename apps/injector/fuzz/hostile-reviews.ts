@@ -4,7 +4,7 @@ import fc from 'fast-check';
 /**
  * Hostile request bodies for POST /mutate, generated deterministically from the realistic review
  * fixtures of @outrigger/admission. Shared by the fuzz e2e (a few thousand cases) and
- * tools/fuzz-injector.ts (100 000+ cases).
+ * the fuzz command beside it (fuzz-command.ts, `npm run fuzz`, 100 000+ cases).
  */
 
 export const CATEGORIES = [
@@ -39,7 +39,7 @@ export interface HostileCase {
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-const FIXTURE_DIR = new URL('../../../../libs/admission/fixtures/reviews/', import.meta.url);
+const FIXTURE_DIR = new URL('../../../libs/admission/fixtures/reviews/', import.meta.url);
 
 export interface Fixture {
   readonly name: string;
