@@ -6,7 +6,7 @@ import { resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../deploy/render.ts';
-import { CHART_DIR, chartFiles, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
+import { CHART_DIR, chartFiles, INSTANCE_LABEL, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
 
 let kubectl: string;
 let helm: string;
@@ -23,8 +23,8 @@ function runHelm(args: string[]) {
 }
 
 /** `helm template` of the chart with the given --set flags, as objects by kind/namespace/name. */
-function template(set: string[] = []): Map<string, KubeObject> {
-  const result = runHelm(['template', 'outrigger', CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
+function template(set: string[] = [], release = 'outrigger'): Map<string, KubeObject> {
+  const result = runHelm(['template', release, CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
   if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const objects = parseAllDocuments(result.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
   return new Map(objects.map((o) => [key(o), o]));
@@ -56,6 +56,16 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     const prod = renders.get('000') as KubeObject[];
     expect(prod.some((o) => o.kind === 'CustomResourceDefinition')).toBe(true);
     expect(template()).toEqual(byKey(prod));
+  });
+
+  it("labels every object with the release's name as app.kubernetes.io/instance, as the prod overlay labels with its installation's", () => {
+    const prod = renders.get('000') as KubeObject[];
+    expect(new Set(prod.map((o) => o.metadata.labels?.[INSTANCE_LABEL]))).toEqual(new Set(['outrigger']));
+    const objects = [...template([], 'platform-outrigger').values()];
+    const instances = (kind: (k: string) => boolean) => new Set(objects.filter((o) => kind(o.kind)).map((o) => o.metadata.labels?.[INSTANCE_LABEL]));
+    expect(instances((k) => k !== 'CustomResourceDefinition')).toEqual(new Set(['platform-outrigger']));
+    // Helm never templates crds/: the CRD, shared by every release, keeps the overlay's name.
+    expect(instances((k) => k === 'CustomResourceDefinition')).toEqual(new Set(['outrigger']));
   });
 
   it.each(variants().filter((v) => v.id !== '000'))('with the components of variant $id on, renders the prod overlay with those components', (variant) => {

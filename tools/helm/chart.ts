@@ -28,6 +28,9 @@ type ServiceKey = (typeof SERVICES)[keyof typeof SERVICES];
 const IMAGES = { ...SERVICES, 'xxl-agent': 'xxlAgent' } as const;
 type ImageKey = (typeof IMAGES)[keyof typeof IMAGES];
 
+/** The label the prod overlay sets to the installation's name, and the chart to its release's. */
+export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+
 export const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /** `kubectl kustomize` of the prod overlay with the given components added. */
@@ -83,6 +86,9 @@ function templated(object: KubeObject, values: { images: Partial<Record<ImageKey
   const copy = structuredClone(object) as KubeObject & Record<string, unknown>;
   const fills: string[] = [];
   const hole = (template: string) => PLACEHOLDER(fills.push(template) - 1);
+  // The overlay names its installation; a chart's installation is its release (Helm users select by it).
+  const labels = copy.metadata.labels as Record<string, string> | undefined;
+  if (labels?.[INSTANCE_LABEL] !== undefined) labels[INSTANCE_LABEL] = hole('{{ .Release.Name }}');
   if (copy.kind === 'Deployment') {
     const spec = copy.spec as { replicas?: number; template: { spec: { containers: Container[] } } };
     for (const container of spec.template.spec.containers) {
