@@ -64,3 +64,4 @@ export { CANARY_FIELDS } from './profile-schema.js';
 export { type LabelSelector, labelSelectorSchema, selectsLabels } from './label-selector.js';
 // Where a profile applies: the namespaces its namespaceSelector picks among those labelled for injection
 export { profileAppliesIn } from './profile-scope.js';
+export { PROFILE_EXAMPLES_DIR, PROFILE_REFERENCE_FILE, profileReferenceMarkdown, readProfileExamples } from './profile-reference.js';
