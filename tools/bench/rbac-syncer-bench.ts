@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { CoreV1Api, RbacAuthorizationV1Api, Watch, type V1ClusterRoleBinding } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
@@ -26,6 +26,8 @@ import { settle, type PendingChange, type Settled } from './subject-changes.js';
 // --baseline-root DIR: a checkout of another commit with its syncer built runs first, cold start and churn, as the baseline;
 // --service-accounts N: N ServiceAccounts per namespace (names of 200 characters), the pods spread over them.
 // --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
+// --peer adds, each round, an independent peer of the cold start: a client-go informer over every pod
+// (tools/kube/cmd/informer-peer, Go), which only reads; the floor of reading every pod once on this machine.
 const { values } = parseArgs({
   options: {
     pods: { type: 'string', default: '10000' },
@@ -55,6 +57,7 @@ const { values } = parseArgs({
     'memory-limit': { type: 'string' },
     // A V8 heap snapshot of each syncer at convergence from nothing, written into this directory (see heap-summary.ts).
     'heap-snapshot': { type: 'string' },
+    peer: { type: 'boolean', default: false },
   },
 });
 const DEPLOYED_NODE_OPTIONS = deployedNodeOptions('rbac-syncer');
@@ -114,7 +117,13 @@ try {
   const ours: SyncerConfig[] = lists.flatMap((list) => nodeOptionsList.flatMap((nodeOptions) => envList.map((env) => ({ ...list, nodeOptions, env }))));
   const configs: SyncerConfig[] = [...(baselineRoot && ours[0] ? [{ ...ours[0], root: baselineRoot }] : []), ...ours];
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[], restart: [] as number[], restartWrites: [] as number[] }));
+  const peerRuns: PeerRun[] = [];
   for (let round = 0; round < rounds; round++) {
+    if (values.peer) {
+      const run = await informerPeer(cp.kubeconfigPath);
+      peerRuns.push(run);
+      console.log(`  round ${round + 1}, independent peer (client-go informer): ${run.pods} pods, ${run.subjects} subjects, synced in ${(run.syncedMs / 1000).toFixed(1)} s, peak RSS ${(run.peakRssBytes / MiB).toFixed(0)} MiB`);
+    }
     for (const [i, config] of configs.entries()) {
       await rbac.deleteCollectionClusterRoleBinding({ labelSelector: PROFILE_SELECTOR }).catch(() => undefined);
       await rbac.deleteClusterRole({ name: BINDING }).catch(() => undefined);
@@ -169,6 +178,11 @@ try {
     console.log(`  peak RSS: ${fmt(spread(r.rss), 0)} MiB   (target ≤ 200 MiB)   ${ratio(r.rss, base.rss)}`);
     console.log(`  binding writes: ${fmt(spread(r.writes), 0)}   (target: one per binding, each written once from nothing)`);
     if (r.restart.length) console.log(`  restart with the bindings in place → converged: ${fmt(spread(r.restart), 1)} s, ${fmt(spread(r.restartWrites), 0)} writes   ${ratio(r.restart, base.restart)}`);
+    if (peerRuns.length) {
+      const synced = peerRuns.map((run) => run.syncedMs / 1000);
+      const rss = peerRuns.map((run) => run.peakRssBytes / MiB);
+      console.log(`  vs the independent peer (client-go informer, reads only; synced ${fmt(spread(synced), 1)} s, peak RSS ${fmt(spread(rss), 0)} MiB): restart ${ratio(r.restart, synced, 'the peer')}, from nothing ${ratio(r.converged, synced, 'the peer')}, peak RSS ${ratio(r.rss, rss, 'the peer')}`);
+    }
   }
 
   // (b) Churn, on the first configuration of each syncer (the baseline's and this one's).
@@ -176,6 +190,23 @@ try {
 } finally {
   for (const syncer of [...children]) await stopSyncer(syncer).catch(() => undefined);
   await cp.stop();
+}
+
+interface PeerRun {
+  syncedMs: number;
+  pods: number;
+  subjects: number;
+  peakRssBytes: number;
+}
+
+/** One run of tools/kube/cmd/informer-peer: from its start to a synced pod cache, and its peak RSS. */
+async function informerPeer(kubeconfig: string): Promise<PeerRun> {
+  const dir = execFileSync('bash', [join(repoRoot(), 'tools/kube/build.sh'), 'informer-peer'], { encoding: 'utf8' }).trim().split('\n').at(-1) ?? '';
+  // Asynchronously: the control plane's output is drained by this event loop meanwhile.
+  const { stdout: out } = await promisify(execFile)(join(dir, 'informer-peer'), [`--kubeconfig=${kubeconfig}`, `--agent-container=${referenceProfile().container.name}`], { encoding: 'utf8', timeout: convergeTimeoutMs });
+  const run = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as PeerRun;
+  if (run.subjects !== seededSubjects) throw new Error(`the informer peer saw ${run.subjects} subjects, ${seededSubjects} expected: ${out}`);
+  return run;
 }
 
 /** The labelled namespaces, their ServiceAccounts and the pods, created by a bounded parallel creator; and the exec guard. */
@@ -565,8 +596,8 @@ function fmt(s: { median: number; min: number; max: number }, digits: number): s
   return `${s.median.toFixed(digits)} [${s.min.toFixed(digits)}–${s.max.toFixed(digits)}]`;
 }
 
-function ratio(values: readonly number[], baseline: readonly number[]): string {
-  return `${(spread(values).median / spread(baseline).median).toFixed(2)}× baseline`;
+function ratio(values: readonly number[], baseline: readonly number[], of = 'baseline'): string {
+  return `${(spread(values).median / spread(baseline).median).toFixed(2)}× ${of}`;
 }
 
 async function retry<T>(work: () => Promise<T>): Promise<T> {
