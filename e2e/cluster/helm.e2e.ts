@@ -26,8 +26,9 @@ function helm(args: readonly string[]): string {
   }
 }
 
+const synced = () => kubectl(['get', 'clusterroles,clusterrolebindings,rolebindings', '-A', '-l', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer', '-o', 'name']).trim();
 const partOfOutrigger = () =>
-  kubectl(['get', 'deployments,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,namespaces', '-A', '-l', 'app.kubernetes.io/part-of=outrigger', '-o', 'name']).trim();
+  kubectl(['get', 'deployments,jobs,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,namespaces', '-A', '-l', 'app.kubernetes.io/part-of=outrigger', '-o', 'name']).trim();
 
 beforeAll(async () => {
   helmBin = join(await resolveToolDir('OUTRIGGER_HELM_BIN', 'tools/helm/helm/build.sh', ['helm']), 'helm');
@@ -56,7 +57,7 @@ describe('Outrigger installed with Helm', () => {
     expect(deployed.sort()).toEqual(Object.values(SERVICES).map((s) => `localhost/outrigger/${s}:helm-upgrade`).sort());
   });
 
-  it('outrigger uninstall, then helm uninstall: nothing labelled part-of Outrigger and no agent binding is left', async () => {
+  it("helm uninstall alone (its pre-delete hook): nothing labelled part-of Outrigger and no agent binding is left; the CRD stays, as Helm leaves crds/", async () => {
     // An injected pod whose ServiceAccount the rbac-syncer binds (never scheduled: the node is spared).
     const ns = createNamespace('helm-bound');
     kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify({
@@ -66,12 +67,18 @@ describe('Outrigger installed with Helm', () => {
       spec: { schedulingGates: [{ name: 'outrigger.dev/never' }], containers: [{ name: 'app', image: 'localhost/busybox:local' }] },
     }));
     await eventually(() => expect(boundServiceAccounts().some((sa) => sa.startsWith(`${ns}/`))).toBe(true), 'the rbac-syncer to bind the pod');
+    expect(synced()).not.toBe('');
+    helm(['uninstall', 'outrigger', '--namespace', 'default', '--wait', '--timeout', '5m']);
+    expect(() => helm(['status', 'outrigger', '--namespace', 'default'])).toThrow(/release: not found/);
+    // The hook ran before Helm deleted the release: the syncer's bindings and roles are gone, and so are the hook's own objects.
+    expect(synced()).toBe('');
+    await eventually(() => expect(partOfOutrigger()).toBe(''), 'nothing labelled part-of Outrigger');
+    expect(synced()).toBe('');
+    expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).toContain('agentprofiles.outrigger.dev');
+    // What Helm leaves, `outrigger uninstall` removes (the README's last step).
     const uninstall = outrigger(['uninstall']);
     expect(uninstall.code, uninstall.stderr).toBe(0);
-    helm(['uninstall', 'outrigger', '--namespace', 'default', '--wait']);
-    expect(() => helm(['status', 'outrigger', '--namespace', 'default'])).toThrow(/release: not found/);
-    await eventually(() => expect(partOfOutrigger()).toBe(''), 'nothing labelled part-of Outrigger');
-    expect(kubectl(['get', 'clusterroles,clusterrolebindings,rolebindings', '-A', '-l', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer', '-o', 'name']).trim()).toBe('');
+    expect(uninstall.stdout).toContain('CustomResourceDefinition agentprofiles.outrigger.dev');
     expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).not.toContain('agentprofiles.outrigger.dev');
   });
 });

@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
+import { repoRoot, resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
+import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../deploy/render.ts';
 import { CHART_DIR, chartFiles, INSTANCE_LABEL, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
+import { HOOK_ANNOTATIONS, uninstallHookObjects } from './uninstall-hook.ts';
 
 let kubectl: string;
 let helm: string;
@@ -23,11 +25,17 @@ function runHelm(args: string[]) {
 }
 
 /** `helm template` of the chart with the given --set flags, as objects by kind/namespace/name. */
-function template(set: string[] = [], release = 'outrigger'): Map<string, KubeObject> {
+function rendered(set: string[] = [], release = 'outrigger'): KubeObject[] {
   const result = runHelm(['template', release, CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
   if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
-  const objects = parseAllDocuments(result.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
-  return new Map(objects.map((o) => [key(o), o]));
+  return parseAllDocuments(result.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
+}
+
+const isHook = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] !== undefined;
+
+/** The release's objects without its hooks (Kustomize has no hooks: they are compared on their own). */
+function template(set: string[] = [], release = 'outrigger'): Map<string, KubeObject> {
+  return new Map(rendered(set, release).filter((o) => !isHook(o)).map((o) => [key(o), o]));
 }
 
 const byKey = (objects: readonly KubeObject[]) => new Map(objects.map((o) => [key(o), o]));
@@ -71,6 +79,27 @@ describe('the Helm chart deploy/helm/outrigger', () => {
   it.each(variants().filter((v) => v.id !== '000'))('with the components of variant $id on, renders the prod overlay with those components', (variant) => {
     const set = TOGGLES.map((t) => `${t.value}.enabled=${variant.enabled.has(t.value)}`);
     expect(template(set)).toEqual(byKey(renders.get(variant.id) as KubeObject[]));
+  });
+
+  it("has one hook, pre-delete: the rbac-syncer's image removing what the syncer wrote, with exactly libs/install's uninstallHookPermissions", () => {
+    const digest = `sha256:${'b'.repeat(64)}`;
+    const hooks = rendered([`images.rbacSyncer.repository=registry.example/rbac-syncer`, `images.rbacSyncer.digest=${digest}`], 'platform').filter(isHook);
+    expect(hooks.map(key).sort()).toEqual(uninstallHookObjects(renders.get('000')?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer) as KubeObject).map(key).sort());
+    expect(hooks.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Job', 'Role', 'RoleBinding', 'ServiceAccount']);
+    for (const hook of hooks) {
+      expect(hook.metadata.annotations, key(hook)).toMatchObject(HOOK_ANNOTATIONS);
+      expect(hook.metadata.labels, key(hook)).toMatchObject({ 'app.kubernetes.io/part-of': 'outrigger', [INSTANCE_LABEL]: 'platform' });
+    }
+    const job = hooks.find((o) => o.kind === 'Job') as unknown as { spec: { template: { spec: { serviceAccountName: string; containers: { image: string; command: string[] }[] } } } };
+    expect(job.spec.template.spec.serviceAccountName).toBe(INSTALL_NAMES.uninstallHook);
+    expect(job.spec.template.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', 'remove-bindings.js']]]);
+    // The entry the Job runs is built beside the syncer's main.js.
+    expect(existsSync(join(repoRoot(), 'apps', 'rbac-syncer', 'src', 'remove-bindings.ts'))).toBe(true);
+    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: unknown[] }).rules;
+    const permissions = uninstallHookPermissions(INSTALL_NAMES.namespace);
+    expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
+    expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
+    expect(rules('ClusterRole')).toEqual(['clusterrolebindings', 'rolebindings', 'clusterroles'].map((r) => ({ apiGroups: ['rbac.authorization.k8s.io'], resources: [r], verbs: ['list', 'delete'] })));
   });
 
   it('takes images by digest, replicas and the failure policy from its values', () => {

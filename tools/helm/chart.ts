@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { DEPLOY_DIR, type KubeObject } from '../deploy/render.ts';
+import { uninstallHookObjects } from './uninstall-hook.ts';
 
 /**
  * The Helm chart deploy/helm/outrigger, generated from the Kustomize overlays (one source): the
@@ -89,7 +91,8 @@ function templated(object: KubeObject, values: { images: Partial<Record<ImageKey
   // The overlay names its installation; a chart's installation is its release (Helm users select by it).
   const labels = copy.metadata.labels as Record<string, string> | undefined;
   if (labels?.[INSTANCE_LABEL] !== undefined) labels[INSTANCE_LABEL] = hole('{{ .Release.Name }}');
-  if (copy.kind === 'Deployment') {
+  // The services' Deployments, and the uninstall hook's Job, which runs the rbac-syncer's image.
+  if (copy.kind === 'Deployment' || copy.kind === 'Job') {
     const spec = copy.spec as { replicas?: number; template: { spec: { containers: Container[] } } };
     for (const container of spec.template.spec.containers) {
       const match = /^(.+\/(injector|rbac-syncer|cert-manager)):([^@]+)$/.exec(container.image ?? '');
@@ -138,6 +141,12 @@ export function chartFiles(renders: ReadonlyMap<string, readonly KubeObject[]>):
       const text = templated(object, collected);
       entry.texts.set(text, [...(entry.texts.get(text) ?? []), variant]);
     }
+  }
+  // Helm hooks are not part of the overlay: generated here, kept apart from its objects.
+  const syncer = renders.get(variants()[0]?.id as string)?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer);
+  if (!syncer) throw new Error(`the prod overlay has no Deployment ${INSTALL_NAMES.rbacSyncer}`);
+  for (const object of uninstallHookObjects(syncer)) {
+    files.set(`templates/hooks/${[object.kind, object.metadata.name].join('-').toLowerCase()}.yaml`, `${GENERATED}${templated(object, collected)}`);
   }
   const all = renders.size;
   for (const [, { object, texts }] of [...byObject].sort(([a], [b]) => a.localeCompare(b))) {

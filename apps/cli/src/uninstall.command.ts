@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
-import { INSTALL_NAMES } from '@outrigger/install';
+import { AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
+import { findSyncedRbac, INSTALL_NAMES } from '@outrigger/install';
 import { deleteObject, type KubeClient, kubeJson, type ObjectRef, readObject, resourcePath } from '@outrigger/kube';
 import { PART_OF_OUTRIGGER } from './check/install-state.reader.js';
 import { type CommandIo, UsageError } from './command-io.js';
@@ -46,7 +46,6 @@ export async function uninstallCommand(args: readonly string[], io: CommandIo): 
 
 async function findInstalled(kc: KubeClient, namespace: string): Promise<InstalledObjects> {
   const partOf = PART_OF_OUTRIGGER;
-  const synced = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
   const refs = async (apiVersion: string, kind: string, resource: string, labelSelector: string, inNamespace?: string): Promise<ObjectRef[]> => {
     const list = await kubeJson<{ items?: { metadata: { name: string; namespace?: string } }[] }>(kc, { path: resourcePath({ apiVersion, resource, namespace: inNamespace }), query: { labelSelector } });
     return (list.items ?? []).map(({ metadata }) => ({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }));
@@ -55,12 +54,10 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
   const admission = 'admissionregistration.k8s.io/v1';
   const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}` };
   const namespaceRef = { apiVersion: 'v1', kind: 'Namespace', name: namespace };
-  const [webhooks, deployments, crbs, rbs, roles, policyBindings, policies, ownCrbs, ownRoles, crd, ns] = await Promise.all([
+  const [webhooks, deployments, syncedRbac, policyBindings, policies, ownCrbs, ownRoles, crd, ns] = await Promise.all([
     refs(admission, 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', partOf),
     refs('apps/v1', 'Deployment', 'deployments', partOf, namespace),
-    refs(rbac, 'ClusterRoleBinding', 'clusterrolebindings', synced),
-    refs(rbac, 'RoleBinding', 'rolebindings', synced),
-    refs(rbac, 'ClusterRole', 'clusterroles', synced),
+    findSyncedRbac(kc),
     refs(admission, 'ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings', partOf),
     refs(admission, 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', partOf),
     refs(rbac, 'ClusterRoleBinding', 'clusterrolebindings', partOf),
@@ -73,7 +70,7 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
     podSelector: partOf,
     webhookConfigurations: webhooks,
     deployments,
-    syncedRbac: [...crbs, ...rbs, ...roles],
+    syncedRbac,
     admissionPolicies: [...policyBindings, ...policies],
     crd: crd ? crdRef : undefined,
     serviceRbac: [...ownCrbs, ...ownRoles],

@@ -20,6 +20,8 @@ export const INSTALL_NAMES = {
   servingSecret: 'outrigger-injector-tls',
   /** The exec guard's ValidatingAdmissionPolicy and its binding. */
   execGuard: 'outrigger-agent-exec-guard',
+  /** The Helm chart's pre-delete hook: its Job, ServiceAccount, Role, ClusterRole and bindings. */
+  uninstallHook: 'outrigger-uninstall',
 } as const;
 
 /** The service a Deployment runs, by its `app.kubernetes.io/component` label (deploy/base/<component>). */

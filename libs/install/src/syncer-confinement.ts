@@ -7,14 +7,17 @@ export const SYNCER_CONFINEMENT_NAME = 'outrigger-rbac-syncer-confinement';
 /** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
 export const SYNCER_CONFINEMENT_FILE = 'deploy/base/rbac-syncer/syncer-confinement.yaml';
 
+/** The ServiceAccounts confined: the syncer's and the pre-delete hook's. */
+const CONFINED = [INSTALL_NAMES.rbacSyncer, INSTALL_NAMES.uninstallHook];
 const LABEL = `'${MANAGED_BY_LABEL}'`;
 const OURS = (object: string) => `has(${object}.metadata.labels) && ${LABEL} in ${object}.metadata.labels && ${object}.metadata.labels[${LABEL}] == '${MANAGED_BY_VALUE}'`;
 
 /**
  * The rbac-syncer writes bindings under open-ended names (one per namespace), which RBAC cannot
- * limit by label: this policy does. Requests of a ServiceAccount named like the syncer's (in any
- * namespace, so an overlay's namespace changes nothing) may create, change or delete only RBAC
- * objects labelled as the syncer's own, before and after.
+ * limit by label: this policy does. Requests of a ServiceAccount named like the syncer's or the
+ * Helm chart's pre-delete hook's (which deletes what the syncer wrote), in any namespace so an
+ * overlay's namespace changes nothing, may create, change or delete only RBAC objects labelled as
+ * the syncer's own, before and after.
  */
 export function syncerConfinementPolicy(name = SYNCER_CONFINEMENT_NAME) {
   return {
@@ -28,7 +31,7 @@ export function syncerConfinementPolicy(name = SYNCER_CONFINEMENT_NAME) {
           { apiGroups: ['rbac.authorization.k8s.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['clusterrolebindings', 'rolebindings', 'clusterroles'] },
         ],
       },
-      matchConditions: [{ name: 'rbac-syncer-only', expression: `request.userInfo.username.startsWith('system:serviceaccount:') && request.userInfo.username.endsWith(':${INSTALL_NAMES.rbacSyncer}')` }],
+      matchConditions: [{ name: 'rbac-syncer-only', expression: `request.userInfo.username.startsWith('system:serviceaccount:') && (${CONFINED.map((sa) => `request.userInfo.username.endsWith(':${sa}')`).join(' || ')})` }],
       validations: [
         {
           expression: `(request.operation == 'CREATE' || (${OURS('oldObject')})) && (request.operation == 'DELETE' || (${OURS('object')}))`,
