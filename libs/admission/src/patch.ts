@@ -69,5 +69,6 @@ export function decodePatch(encoded: string): PatchOperation[] {
 
 /** Applies a patch to a copy of `document` (tests, the offline CLI); throws on an invalid op. */
 export function applyPatchCopy<T extends JsonObject>(document: T, operations: readonly PatchOperation[]): T {
-  return jsonpatch.applyPatch(structuredClone(document), [...operations], true, false).newDocument;
+  // The copy is ours to change: fast-json-patch would otherwise copy it once more.
+  return jsonpatch.applyPatch(structuredClone(document), [...operations], true, true).newDocument;
 }
