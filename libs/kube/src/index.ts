@@ -19,3 +19,4 @@ export * from './watch-stream.js';
 export * from './work-queue.js';
 export * from './controller.js';
 export * from './in-parallel.js';
+export * from './owner-reference.js';

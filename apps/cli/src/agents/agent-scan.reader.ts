@@ -1,10 +1,10 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, profileAppliesIn, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
-import { isNotFound, type KubeClient, kubeJson, listPages, resourcePath } from '@outrigger/kube';
+import { controllerOf, isNotFound, type KubeClient, type KubeObject, kubeJson, listPages, resourcePath } from '@outrigger/kube';
 import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
 import { UsageError } from '../command-io.js';
 import { AgentReport, type WorkloadAgents } from './agent-report.js';
-import { type ControllerLookup, type ControllerRef, controllerOf, resolveWorkload } from './workload-owner.js';
+import { type ControllerLookup, type OwnerRef, resolveWorkload } from './workload-owner.js';
 
 export interface AgentScanOptions {
   /** The pods' namespace; all namespaces when undefined. */
@@ -81,7 +81,7 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
     const states = podStates(pod as JsonObject, inForce, judged.filter((p) => profileAppliesIn(p, labels)), lookupRevision);
     if (states.length === 0) return;
     pods++;
-    const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod), lookup);
+    const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod as KubeObject), lookup);
     for (const { profile, state } of states) report.add(workload, profile, state);
   });
   options.onProgress?.(seen, report.size);
@@ -130,13 +130,13 @@ async function readRevisions(kc: KubeClient, namespace: string): Promise<Map<str
 
 /** A ReplicaSet's or Job's controller, read once per object (their pods share it). */
 function cachedControllerLookup(kc: KubeClient): ControllerLookup {
-  const cache = new Map<string, Promise<ControllerRef | undefined>>();
+  const cache = new Map<string, Promise<OwnerRef | undefined>>();
   return (namespace, owner) => {
     const key = `${namespace}/${owner.kind}/${owner.name}`;
     let found = cache.get(key);
     if (!found) {
       const resource = OWNER_RESOURCES[owner.kind] ?? `${owner.kind.toLowerCase()}s`;
-      found = kubeJson<unknown>(kc, { path: resourcePath({ apiVersion: owner.apiVersion, resource, namespace, name: owner.name }) }).then(controllerOf, (error: unknown) => {
+      found = kubeJson<KubeObject>(kc, { path: resourcePath({ apiVersion: owner.apiVersion, resource, namespace, name: owner.name }) }).then(controllerOf, (error: unknown) => {
         if (isNotFound(error)) return undefined;
         throw error;
       });

@@ -1,32 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { type ControllerLookup, type ControllerRef, controllerOf, resolveWorkload } from './workload-owner.js';
+import { type ControllerLookup, type OwnerRef, resolveWorkload } from './workload-owner.js';
 
-const rs = (name: string): ControllerRef => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name });
-const job = (name: string): ControllerRef => ({ apiVersion: 'batch/v1', kind: 'Job', name });
+const rs = (name: string): OwnerRef => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name });
+const job = (name: string): OwnerRef => ({ apiVersion: 'batch/v1', kind: 'Job', name });
 
 /** Controllers of ReplicaSets and Jobs as a map; counts the lookups made. */
-function lookupOf(parents: Record<string, ControllerRef | undefined>): ControllerLookup & { calls: string[] } {
+function lookupOf(parents: Record<string, OwnerRef | undefined>): ControllerLookup & { calls: string[] } {
   const calls: string[] = [];
-  const lookup = async (namespace: string, owner: ControllerRef) => {
+  const lookup = async (namespace: string, owner: OwnerRef) => {
     calls.push(`${namespace}/${owner.kind}/${owner.name}`);
     return parents[owner.name];
   };
   return Object.assign(lookup, { calls });
 }
-
-describe('controllerOf', () => {
-  it('takes the owner reference marked controller, not the first one', () => {
-    const pod = { metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'keeper' }, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9', controller: true }] } };
-    expect(controllerOf(pod)).toEqual(rs('web-7d9'));
-  });
-
-  it('is undefined for a pod without a controller, or with malformed references', () => {
-    expect(controllerOf({ metadata: {} })).toBeUndefined();
-    expect(controllerOf({ metadata: { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'x' }] } })).toBeUndefined();
-    expect(controllerOf({ metadata: { ownerReferences: [{ kind: 'ReplicaSet', controller: true }] } })).toBeUndefined();
-    expect(controllerOf(undefined)).toBeUndefined();
-  });
-});
 
 describe('resolveWorkload', () => {
   it('follows a ReplicaSet to its Deployment and a Job to its CronJob', async () => {

@@ -1,9 +1,7 @@
-/** An object's controller, from its ownerReferences (the one with `controller: true`). */
-export interface ControllerRef {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-}
+import type { ControllerRef } from '@outrigger/kube';
+
+/** What owner resolution reads of a controller reference. */
+export type OwnerRef = Pick<ControllerRef, 'apiVersion' | 'kind' | 'name'>;
 
 /**
  * The workload a pod belongs to, as a user names it: Deployment, StatefulSet, DaemonSet, Job,
@@ -28,22 +26,14 @@ const INTERMEDIATE: Readonly<Record<string, { readonly parent: string; readonly 
   'batch/v1 Job': { parent: 'CronJob', parentApiVersion: 'batch/v1' },
 };
 
-/** The controller of an object (a pod, a ReplicaSet, a Job), from its metadata. */
-export function controllerOf(obj: unknown): ControllerRef | undefined {
-  const refs = (obj as { metadata?: { ownerReferences?: unknown } } | undefined)?.metadata?.ownerReferences;
-  if (!Array.isArray(refs)) return undefined;
-  const ref = refs.find((r): r is { apiVersion: string; kind: string; name: string } => isRef(r) && (r as { controller?: unknown }).controller === true);
-  return ref ? { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name } : undefined;
-}
-
 /** The one lookup owner resolution makes: the controller of a ReplicaSet or Job (undefined: none, or it is gone). */
-export type ControllerLookup = (namespace: string, owner: ControllerRef) => Promise<ControllerRef | undefined>;
+export type ControllerLookup = (namespace: string, owner: OwnerRef) => Promise<OwnerRef | undefined>;
 
 /**
  * A pod's workload: its controller, followed through a ReplicaSet to its Deployment and through a
  * Job to its CronJob. A ReplicaSet or Job without such a parent is the workload itself.
  */
-export async function resolveWorkload(namespace: string, podName: string, controller: ControllerRef | undefined, lookup: ControllerLookup): Promise<WorkloadRef> {
+export async function resolveWorkload(namespace: string, podName: string, controller: OwnerRef | undefined, lookup: ControllerLookup): Promise<WorkloadRef> {
   if (!controller) return { kind: 'Pod', namespace, name: podName, apiVersion: 'v1', known: true };
   const key = `${controller.apiVersion} ${controller.kind}`;
   const direct = DIRECT[key];
@@ -66,10 +56,4 @@ export function workloadName(w: Pick<WorkloadRef, 'kind' | 'name'>): string {
 /** `namespace/Kind/name`: one key per workload. */
 export function workloadKey(w: Pick<WorkloadRef, 'kind' | 'name' | 'namespace'>): string {
   return `${w.namespace}/${w.kind}/${w.name}`;
-}
-
-function isRef(r: unknown): boolean {
-  if (typeof r !== 'object' || r === null) return false;
-  const { apiVersion, kind, name } = r as Record<string, unknown>;
-  return typeof apiVersion === 'string' && typeof kind === 'string' && typeof name === 'string';
 }

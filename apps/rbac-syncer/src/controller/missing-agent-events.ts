@@ -1,7 +1,5 @@
-import type { JsonObject } from '@outrigger/admission';
-import { describeApiError, type EventRecorder, type InvolvedObject, kubeJson, type KubeClient, type KubeObject, resourcePath } from '@outrigger/kube';
+import { controllerOf, type ControllerRef, describeApiError, type EventRecorder, type InvolvedObject, kubeJson, type KubeClient, type KubeObject, resourcePath } from '@outrigger/kube';
 import type { MissingOwner } from '../desired/agent-counts.js';
-import { controllerOf, type PodOwner } from '../desired/owner-reference.js';
 
 /** How often one workload is told again while its pods still miss a profile's agent. */
 export const MISSING_AGENT_REPEAT_MS = 10 * 60_000;
@@ -50,13 +48,13 @@ export class MissingAgentEvents {
   }
 
   /** The workload the owner belongs to; the owner itself when it has none or cannot be read. */
-  private async workloadOf(namespace: string, owner: PodOwner): Promise<InvolvedObject> {
+  private async workloadOf(namespace: string, owner: ControllerRef): Promise<InvolvedObject> {
     const own: InvolvedObject = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name, namespace, uid: owner.uid };
     const type = OWNED_BY_WORKLOAD[owner.kind];
     if (!type || type.apiVersion !== owner.apiVersion) return own;
     try {
       const object = await kubeJson<KubeObject>(this.kc, { method: 'GET', path: resourcePath({ ...type, namespace, name: owner.name }), timeoutMs: 10_000 });
-      const controller = controllerOf((object.metadata ?? {}) as JsonObject);
+      const controller = controllerOf(object);
       return controller ? { ...controller, namespace } : own;
     } catch (error) {
       this.log.warn(`${owner.kind} ${namespace}/${owner.name}: cannot read its owner (${describeApiError(error)}); telling the ${owner.kind}`);

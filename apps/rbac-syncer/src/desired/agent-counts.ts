@@ -1,6 +1,5 @@
-import type { IndexEntry } from '@outrigger/kube';
+import type { ControllerRef, IndexEntry } from '@outrigger/kube';
 import type { AgentStateName } from '@outrigger/sidecar';
-import type { PodOwner } from './owner-reference.js';
 import type { PodView } from './pod-view.js';
 
 /**
@@ -29,7 +28,7 @@ export interface AgentCounts {
 export interface MissingOwner {
   readonly namespace: string;
   /** undefined for pods without a controller (bare pods). */
-  readonly owner: PodOwner | undefined;
+  readonly owner: ControllerRef | undefined;
   readonly pods: number;
 }
 

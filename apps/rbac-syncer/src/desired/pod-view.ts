@@ -1,9 +1,7 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
 import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
-import { controllerOf, type PodOwner } from './owner-reference.js';
-
-export type { PodOwner };
+import { controllerOf, type ControllerRef } from '@outrigger/kube';
 
 /** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
 export interface PodAgent {
@@ -27,7 +25,7 @@ export interface PodView {
   /** Every profile in force the pod opted into, with what it runs of it, sorted by profile. */
   readonly agents: readonly PodAgent[];
   /** Only while an agent is missing: whose pods they are. */
-  readonly owner?: PodOwner;
+  readonly owner?: ControllerRef;
   /** metadata.deletionTimestamp is set: the pod is going away. */
   readonly deleting: boolean;
 }
@@ -67,7 +65,7 @@ export function projectPod(
     agents.push({ profile: profile.name, state: state.state, ...detail });
   }
   const sa = spec['serviceAccountName'];
-  const owner = agents.some((a) => a.state === 'missing') ? controllerOf(metadata) : undefined;
+  const owner = agents.some((a) => a.state === 'missing') ? controllerOf({ metadata }) : undefined;
   return {
     namespace,
     serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
