@@ -20,6 +20,16 @@ export async function startBaselineProcess(options: PeerOptions): Promise<Manage
   return listening(child, options.port);
 }
 
+/**
+ * The independent webhook of independent-webhook.ts, run by Node as the file is (types stripped, no
+ * loader, none of Outrigger's code), adding what `injectionFile` says.
+ */
+export async function startIndependentPeer(name: string, options: PeerOptions & { readonly injectionFile: string }): Promise<ManagedProcess> {
+  const script = fileURLToPath(new URL('./independent-webhook.ts', import.meta.url));
+  const child = new ManagedProcess(name, process.execPath, [script, String(options.port), options.certFile, options.keyFile, options.injectionFile], options.logFile);
+  return listening(child, options.port);
+}
+
 export interface AgnhostOptions extends PeerOptions {
   readonly sidecarImage: string;
   /** Limits the Go scheduler to that many cores. */
