@@ -24,8 +24,19 @@ export function workflowFiles(dir = WORKFLOWS_DIR): string[] {
     .map((f) => join(dir, f));
 }
 
+interface Step {
+  readonly uses?: string;
+  readonly name?: string;
+  readonly with?: Readonly<Record<string, string>>;
+}
 interface Workflow {
-  readonly jobs?: Record<string, { readonly uses?: string; readonly steps?: readonly { readonly uses?: string; readonly name?: string }[] }>;
+  readonly jobs?: Record<string, { readonly uses?: string; readonly steps?: readonly Step[] }>;
+}
+
+/** Every step of every job of a workflow, in order. */
+export function workflowSteps(file: string): Step[] {
+  const workflow = parse(readFileSync(file, 'utf8')) as Workflow;
+  return Object.values(workflow.jobs ?? {}).flatMap(({ steps = [] }) => steps);
 }
 
 /**

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveToolDir } from '@outrigger/control-plane';
+import { repoRoot, resolveToolDir } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { actionFindings, readActionRuntimes, workflowFiles } from './action-runtimes.ts';
+import { actionFindings, readActionRuntimes, WORKFLOWS_DIR, workflowFiles, workflowSteps } from './action-runtimes.ts';
 
 const FIXTURE = fileURLToPath(new URL('fixtures/node20-actions.yml', import.meta.url));
 const table = readActionRuntimes();
@@ -42,6 +43,14 @@ describe('GitHub workflows', () => {
     ]);
     // Before Node 20's end of life, its actions were fine.
     expect(actionFindings(FIXTURE, table, '2026-04-29')).toHaveLength(1);
+  });
+
+  it('the release workflow installs the cosign and syft releases tools/signing builds for the local signing test', () => {
+    const moduleVersion = (tool: string, module: string) => new RegExp(`^\\t${module.replaceAll('.', '\\.')} (v\\S+)`, 'm').exec(readFileSync(join(repoRoot(), 'tools', 'signing', tool, 'go.mod'), 'utf8'))?.[1];
+    const inputs = (action: string, input: string) => workflowSteps(join(WORKFLOWS_DIR, 'images.yml')).filter((s) => s.uses?.startsWith(`${action}@`)).map((s) => s.with?.[input]);
+    expect(moduleVersion('cosign', 'github.com/sigstore/cosign/v3')).toMatch(/^v3\./);
+    expect(inputs('sigstore/cosign-installer', 'cosign-release')).toEqual([moduleVersion('cosign', 'github.com/sigstore/cosign/v3')]);
+    expect(inputs('anchore/sbom-action', 'syft-version')).toEqual([moduleVersion('syft', 'github.com/anchore/syft')]);
   });
 
   it('the table refuses a runtime it does not know', () => {
