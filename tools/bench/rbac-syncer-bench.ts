@@ -98,6 +98,7 @@ const cp = await startControlPlane({
   // 150 000 pods take more than etcd's default 2 GiB backend quota once revisions pile up.
   etcdArgs: ['--quota-backend-bytes=8589934592', '--auto-compaction-mode=revision', '--auto-compaction-retention=10000'],
   etcdDataDir: seedDir ? join(seedDir, 'etcd') : undefined,
+  readyTimeoutMs: 900_000,
   log: () => undefined,
 });
 const children: Syncer[] = [];

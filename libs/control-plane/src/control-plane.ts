@@ -24,6 +24,8 @@ export interface ControlPlaneOptions {
    * with the same objects (new certificates; a bench seeds 150 000 pods once).
    */
   readonly etcdDataDir?: string;
+  /** How long etcd and the API server may take to be ready (default 120 s); a large seeded etcd fills the watch cache for minutes. */
+  readonly readyTimeoutMs?: number;
   /** Serve a cluster with nodes (see startCluster) instead of a bare API server on loopback. */
   readonly forNodes?: NodeFacingOptions;
 }
@@ -139,10 +141,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   try {
-    await waitFor('etcd', () => get(`${etcdUrl}/health`), etcd);
+    await waitFor('etcd', () => get(`${etcdUrl}/health`), etcd, options.readyTimeoutMs);
     const startApiServer = async () => {
       apiServer = new ManagedProcess('kube-apiserver', join(binDir, 'kube-apiserver'), apiArgs, join(dir, 'kube-apiserver.log'));
-      await waitFor('kube-apiserver', () => get(`${server}/readyz`, files.admin, files.ca.cert), apiServer);
+      await waitFor('kube-apiserver', () => get(`${server}/readyz`, files.admin, files.ca.cert), apiServer, options.readyTimeoutMs);
     };
     log(`starting etcd and kube-apiserver in ${dir}`);
     await startApiServer();
