@@ -1,5 +1,7 @@
+import fc from 'fast-check';
+import jsonpatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from './json-value.js';
+import type { JsonObject, JsonValue } from './json-value.js';
 import { applyPatchCopy, computePatch, decodePatch, encodePatch } from './patch.js';
 
 function mutate(original: JsonObject, change: (copy: JsonObject) => void): JsonObject {
@@ -136,5 +138,43 @@ describe('applyPatchCopy', () => {
 
   it('fails on an add whose parent is missing', () => {
     expect(() => applyPatchCopy({ metadata: {} }, [{ op: 'add', path: '/metadata/annotations/x', value: 'y' }])).toThrow();
+  });
+});
+
+describe('computePatch on any JSON', () => {
+  // Objects and lists nested a few levels, keys that need escaping, lists that grow and shrink.
+  const objects = (...keys: string[]) => {
+    const key = fc.constantFrom('a', 'b', 'x/y', 'm~n', '', ...keys);
+    const { value } = fc.letrec<{ value: JsonValue }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        fc.oneof(fc.string({ maxLength: 3 }), fc.integer({ min: -2, max: 2 }), fc.boolean(), fc.constant(null)),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(key, tie('value'), { maxKeys: 4 }),
+      ),
+    }));
+    return fc.dictionary(key, value, { maxKeys: 5 });
+  };
+
+  it('turns the original into the mutated object, named list items too, and leaves both unchanged', () => {
+    const object = objects('name', 'mountPath');
+    fc.assert(
+      fc.property(object, object, (before, after) => {
+        const [beforeText, afterText] = [JSON.stringify(before), JSON.stringify(after)];
+        expect(applyPatchCopy(before, computePatch(before, after))).toEqual(after);
+        expect([JSON.stringify(before), JSON.stringify(after)]).toEqual([beforeText, afterText]);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('writes the operations fast-json-patch would where no list has named items', () => {
+    const object = objects();
+    fc.assert(
+      fc.property(object, object, (before, after) => {
+        expect(computePatch(before, after)).toEqual(jsonpatch.compare(before, after));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -6,16 +6,44 @@ export type PatchOperation = Operation;
 
 /**
  * The JSON Patch that turns `original` into `mutated`, both raw request objects (never typed
- * models, so fields we do not know survive). fast-json-patch escapes keys per RFC 6901, creates a
- * missing parent with one `add` of the whole parent and appends with an `add` at the old length.
+ * models, so fields we do not know survive). Keys are escaped per RFC 6901; a missing parent is
+ * created with one `add` of the whole parent, and an item appended with an `add` at the old length.
  * An item removed from a list of named items (volumes, mounts) is one `remove`, first, instead of
  * the replaces of every later item that an index-by-index diff would make.
  */
 export function computePatch(original: JsonObject, mutated: JsonObject): PatchOperation[] {
   const removals: RemoveOperation[] = [];
   keyedRemovals(original, mutated, '', removals);
-  if (removals.length === 0) return jsonpatch.compare(original, mutated);
-  return [...removals, ...jsonpatch.compare(applyPatchCopy(original, removals), mutated)];
+  const operations: PatchOperation[] = [...removals];
+  difference(removals.length === 0 ? original : applyPatchCopy(original, removals), mutated, '', operations);
+  return operations;
+}
+
+/**
+ * Appends the operations from `before` to `after` (objects, or lists by index): removes and
+ * replaces from the last key back, so earlier indexes stay right, then adds in `after`'s order.
+ * Values are `after`'s own, not copies: the patch is serialised before `after` changes again.
+ */
+function difference(before: JsonObject | JsonValue[], after: JsonObject | JsonValue[], path: string, out: PatchOperation[]): void {
+  const at = (key: string) => `${path}/${escapePointerToken(key)}`;
+  const old = before as Record<string, JsonValue>;
+  const now = after as Record<string, JsonValue>;
+  const oldKeys = Object.keys(before);
+  for (let i = oldKeys.length - 1; i >= 0; i--) {
+    const key = oldKeys[i] as string;
+    if (!Object.hasOwn(after, key)) {
+      out.push({ op: 'remove', path: at(key) });
+      continue;
+    }
+    const [was, is] = [old[key], now[key]] as [JsonValue, JsonValue];
+    if (isContainer(was) && isContainer(is) && Array.isArray(was) === Array.isArray(is)) difference(was, is, at(key), out);
+    else if (was !== is) out.push({ op: 'replace', path: at(key), value: is });
+  }
+  for (const key of Object.keys(after)) if (!Object.hasOwn(before, key)) out.push({ op: 'add', path: at(key), value: now[key] });
+}
+
+function isContainer(value: JsonValue): value is JsonObject | JsonValue[] {
+  return typeof value === 'object' && value !== null;
 }
 
 /**
