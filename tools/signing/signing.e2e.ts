@@ -17,6 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'outrigger-signing-'));
 const PASSWORD = 'signing-e2e';
 let cosignBin: string;
 let syftBin: string;
+let helmBin: string;
+let registryHost: string;
 let registry: ChildProcess | undefined;
 let repository: string;
 let signed: string;
@@ -32,6 +34,9 @@ const env = {
   NO_PROXY: '127.0.0.1',
   SYFT_CHECK_FOR_APP_UPDATE: 'false',
   SYFT_REGISTRY_INSECURE_USE_HTTP: 'true',
+  HELM_CACHE_HOME: join(dir, 'helm', 'cache'),
+  HELM_CONFIG_HOME: join(dir, 'helm', 'config'),
+  HELM_DATA_HOME: join(dir, 'helm', 'data'),
 };
 
 function run(bin: string, args: readonly string[]): { code: number; out: string } {
@@ -72,13 +77,15 @@ beforeAll(async () => {
     resolveToolDir('OUTRIGGER_SYFT_BIN', 'tools/signing/syft/build.sh', ['syft']).then((d) => join(d, 'syft')),
   ]);
   const registryBin = join(await resolveToolDir('OUTRIGGER_REGISTRY_BIN', 'tools/registry/build.sh', ['registry']), 'registry');
+  helmBin = join(await resolveToolDir('OUTRIGGER_HELM_BIN', 'tools/helm/helm/build.sh', ['helm']), 'helm');
   const programs = await runBuildScript('tools/kube/build.sh', ['pause']);
 
   const port = await freePort();
   writeFileSync(join(dir, 'registry.yaml'), `version: 0.1\nlog: { level: warn }\nstorage: { filesystem: { rootdirectory: ${join(dir, 'registry')} } }\nhttp: { addr: 127.0.0.1:${port} }\n`);
   registry = spawn(registryBin, ['serve', join(dir, 'registry.yaml')], { stdio: ['ignore', 'ignore', openSync(join(dir, 'registry.log'), 'w')] });
   await registryUp(`http://127.0.0.1:${port}/v2/`);
-  repository = `127.0.0.1:${port}/outrigger/pause`;
+  registryHost = `127.0.0.1:${port}`;
+  repository = `${registryHost}/outrigger/pause`;
 
   // The pause image as tools/images/build.sh makes it (its Dockerfile, our static pause program), and
   // another image in the same repository that nobody signed.
@@ -157,5 +164,17 @@ describe('signing a release image with a key pair (cosign, offline, against a lo
     expect(statement.predicate).toEqual(provenance);
     expect(run(cosignBin, ['verify-attestation', ...VERIFY('cosign.pub'), '--type', 'slsaprovenance1', other]).code).not.toBe(0);
     expect(run(cosignBin, ['verify-attestation', ...VERIFY('stranger/cosign.pub'), '--type', 'slsaprovenance1', signed]).code).not.toBe(0);
+  });
+
+  it('the chart, pushed by helm as an OCI artifact as the release does, signed: verify passes with the key and fails with another', () => {
+    ok(helmBin, ['package', join(repoRoot(), 'deploy', 'helm', 'outrigger'), '--version', '0.0.0-e2e', '--destination', dir]);
+    const pushed = ok(helmBin, ['push', join(dir, 'outrigger-0.0.0-e2e.tgz'), `oci://${registryHost}/charts`, '--plain-http']);
+    // The release workflow reads the chart's digest from this line too.
+    const digest = /^Digest: (sha256:[0-9a-f]{64})$/m.exec(pushed)?.[1];
+    expect(digest, pushed).toBeDefined();
+    const chart = `${registryHost}/charts/outrigger@${digest}`;
+    ok(cosignBin, ['sign', ...KEYED('cosign.key'), chart]);
+    expect(run(cosignBin, ['verify', ...VERIFY('cosign.pub'), chart]).code).toBe(0);
+    expect(run(cosignBin, ['verify', ...VERIFY('stranger/cosign.pub'), chart]).code).not.toBe(0);
   });
 });
