@@ -7,9 +7,8 @@ import { CoreV1Api, RbacAuthorizationV1Api, Watch, type V1ClusterRoleBinding } f
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
-import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess } from '@outrigger/control-plane';
+import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess, deployedMemoryLimit, deployedNodeOptions } from '@outrigger/control-plane';
 import { inParallel } from '@outrigger/kube';
-import { deployedMemoryLimit, deployedNodeOptions } from '../deploy/render.js';
 import { parseSamples } from '../observability/exposition.js';
 import { MemoryCgroup } from './memory-cgroup.js';
 import { cpuMs, findPid, procStatusBytes } from './proc.js';

@@ -2,17 +2,16 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { repoRoot, resolveBinaries, resolveToolDir } from '@outrigger/control-plane';
+import { repoRoot, resolveBinaries, resolveToolDir, type RenderedObject } from '@outrigger/control-plane';
 import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { KubeObject } from '../deploy/render.ts';
 import { CHART_DIR, chartFiles, INSTANCE_LABEL, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
 import { HOOK_ANNOTATIONS, uninstallHookObjects } from './uninstall-hook.ts';
 
 let kubectl: string;
 let helm: string;
-const renders = new Map<string, KubeObject[]>();
+const renders = new Map<string, RenderedObject[]>();
 
 beforeAll(async () => {
   kubectl = join(await resolveBinaries(), 'kubectl');
@@ -25,20 +24,20 @@ function runHelm(args: string[]) {
 }
 
 /** `helm template` of the chart with the given --set flags, as objects by kind/namespace/name. */
-function rendered(set: string[] = [], release = 'outrigger'): KubeObject[] {
+function rendered(set: string[] = [], release = 'outrigger'): RenderedObject[] {
   const result = runHelm(['template', release, CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
   if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
-  return parseAllDocuments(result.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
+  return parseAllDocuments(result.stdout).map((d) => d.toJS() as RenderedObject).filter(Boolean);
 }
 
-const isHook = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] !== undefined;
+const isHook = (o: RenderedObject) => o.metadata.annotations?.['helm.sh/hook'] !== undefined;
 
 /** The release's objects without its hooks (Kustomize has no hooks: they are compared on their own). */
-function template(set: string[] = [], release = 'outrigger'): Map<string, KubeObject> {
+function template(set: string[] = [], release = 'outrigger'): Map<string, RenderedObject> {
   return new Map(rendered(set, release).filter((o) => !isHook(o)).map((o) => [key(o), o]));
 }
 
-const byKey = (objects: readonly KubeObject[]) => new Map(objects.map((o) => [key(o), o]));
+const byKey = (objects: readonly RenderedObject[]) => new Map(objects.map((o) => [key(o), o]));
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -61,13 +60,13 @@ describe('the Helm chart deploy/helm/outrigger', () => {
   });
 
   it('renders by default exactly the prod overlay, object for object, its CRD included', () => {
-    const prod = renders.get('000') as KubeObject[];
+    const prod = renders.get('000') as RenderedObject[];
     expect(prod.some((o) => o.kind === 'CustomResourceDefinition')).toBe(true);
     expect(template()).toEqual(byKey(prod));
   });
 
   it("labels every object with the release's name as app.kubernetes.io/instance, as the prod overlay labels with its installation's", () => {
-    const prod = renders.get('000') as KubeObject[];
+    const prod = renders.get('000') as RenderedObject[];
     expect(new Set(prod.map((o) => o.metadata.labels?.[INSTANCE_LABEL]))).toEqual(new Set(['outrigger']));
     const objects = [...template([], 'platform-outrigger').values()];
     const instances = (kind: (k: string) => boolean) => new Set(objects.filter((o) => kind(o.kind)).map((o) => o.metadata.labels?.[INSTANCE_LABEL]));
@@ -78,13 +77,13 @@ describe('the Helm chart deploy/helm/outrigger', () => {
 
   it.each(variants().filter((v) => v.id !== '000'))('with the components of variant $id on, renders the prod overlay with those components', (variant) => {
     const set = TOGGLES.map((t) => `${t.value}.enabled=${variant.enabled.has(t.value)}`);
-    expect(template(set)).toEqual(byKey(renders.get(variant.id) as KubeObject[]));
+    expect(template(set)).toEqual(byKey(renders.get(variant.id) as RenderedObject[]));
   });
 
   it("has one hook, pre-delete: the rbac-syncer's image removing what the syncer wrote, with exactly libs/install's uninstallHookPermissions", () => {
     const digest = `sha256:${'b'.repeat(64)}`;
     const hooks = rendered([`images.rbacSyncer.repository=registry.example/rbac-syncer`, `images.rbacSyncer.digest=${digest}`], 'platform').filter(isHook);
-    expect(hooks.map(key).sort()).toEqual(uninstallHookObjects(renders.get('000')?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer) as KubeObject).map(key).sort());
+    expect(hooks.map(key).sort()).toEqual(uninstallHookObjects(renders.get('000')?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer) as RenderedObject).map(key).sort());
     expect(hooks.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Job', 'Role', 'RoleBinding', 'ServiceAccount']);
     for (const hook of hooks) {
       expect(hook.metadata.annotations, key(hook)).toMatchObject(HOOK_ANNOTATIONS);
@@ -115,7 +114,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
   it('leaves out the reference profile and the namespace when told to', () => {
     const objects = [...template(['referenceProfile.enabled=false', 'createNamespace=false']).values()];
     expect(objects.filter((o) => o.kind === 'AgentProfile' || o.kind === 'Namespace')).toEqual([]);
-    expect(objects.length).toBe((renders.get('000') as KubeObject[]).length - 2);
+    expect(objects.length).toBe((renders.get('000') as RenderedObject[]).length - 2);
   });
 
   it.each([

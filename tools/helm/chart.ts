@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { INSTALL_NAMES } from '@outrigger/install';
-import { DEPLOY_DIR, type KubeObject } from '../deploy/render.ts';
+import { DEPLOY_DIR, type RenderedObject } from '@outrigger/control-plane';
 import { uninstallHookObjects } from './uninstall-hook.ts';
 
 /**
@@ -33,10 +33,10 @@ type ImageKey = (typeof IMAGES)[keyof typeof IMAGES];
 /** The label the prod overlay sets to the installation's name, and the chart to its release's. */
 export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 
-export const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+export const key = (o: RenderedObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /** `kubectl kustomize` of the prod overlay with the given components added. */
-export function renderVariant(kubectl: string, enabled: ReadonlySet<Toggle>): KubeObject[] {
+export function renderVariant(kubectl: string, enabled: ReadonlySet<Toggle>): RenderedObject[] {
   const dir = mkdtempSync(join(tmpdir(), 'outrigger-helm-'));
   try {
     // Kustomize takes only relative paths to other kustomizations.
@@ -46,7 +46,7 @@ export function renderVariant(kubectl: string, enabled: ReadonlySet<Toggle>): Ku
     const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return parseAllDocuments(out).map((doc) => {
       if (doc.errors.length > 0) throw doc.errors[0];
-      return doc.toJS() as KubeObject;
+      return doc.toJS() as RenderedObject;
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -84,8 +84,8 @@ interface Container {
 }
 
 /** Puts placeholders in the fields that are values; returns the object's YAML with them filled in. */
-function templated(object: KubeObject, values: { images: Partial<Record<ImageKey, Image>>; replicas: Partial<Record<ServiceKey, number>>; failurePolicy?: string }): string {
-  const copy = structuredClone(object) as KubeObject & Record<string, unknown>;
+function templated(object: RenderedObject, values: { images: Partial<Record<ImageKey, Image>>; replicas: Partial<Record<ServiceKey, number>>; failurePolicy?: string }): string {
+  const copy = structuredClone(object) as RenderedObject & Record<string, unknown>;
   const fills: string[] = [];
   const hole = (template: string) => PLACEHOLDER(fills.push(template) - 1);
   // The overlay names its installation; a chart's installation is its release (Helm users select by it).
@@ -126,10 +126,10 @@ function templated(object: KubeObject, values: { images: Partial<Record<ImageKey
 }
 
 /** The chart's files (path relative to the chart → content) from the rendered variants. */
-export function chartFiles(renders: ReadonlyMap<string, readonly KubeObject[]>): Map<string, string> {
+export function chartFiles(renders: ReadonlyMap<string, readonly RenderedObject[]>): Map<string, string> {
   const collected: Parameters<typeof templated>[1] = { images: {}, replicas: {} };
   const files = new Map<string, string>();
-  const byObject = new Map<string, { object: KubeObject; texts: Map<string, string[]> }>();
+  const byObject = new Map<string, { object: RenderedObject; texts: Map<string, string[]> }>();
   for (const [variant, objects] of renders) {
     for (const object of objects) {
       if (object.kind === 'CustomResourceDefinition') {

@@ -1,5 +1,5 @@
 import { baseLabels, INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
-import type { KubeObject } from '../deploy/render.ts';
+import type { RenderedObject } from '@outrigger/control-plane';
 
 /**
  * The chart's pre-delete hook, which Kustomize has no counterpart for: a Job running the
@@ -20,7 +20,7 @@ interface PodTemplate {
 }
 
 /** The hook's objects for the install namespace of the rendered rbac-syncer Deployment, in the order Helm creates them. */
-export function uninstallHookObjects(syncer: KubeObject & { spec?: { template?: PodTemplate } }): KubeObject[] {
+export function uninstallHookObjects(syncer: RenderedObject & { spec?: { template?: PodTemplate } }): RenderedObject[] {
   const namespace = syncer.metadata.namespace ?? INSTALL_NAMES.namespace;
   const name = INSTALL_NAMES.uninstallHook;
   const pod = syncer.spec?.template?.spec;
@@ -65,5 +65,5 @@ export function uninstallHookObjects(syncer: KubeObject & { spec?: { template?: 
         },
       },
     },
-  ] as unknown as KubeObject[];
+  ] as unknown as RenderedObject[];
 }

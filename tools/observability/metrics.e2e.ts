@@ -4,11 +4,10 @@ import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { freePort, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
+import { freePort, startApp, type AppName, type ManagedProcess, DEPLOY_DIR, poll, suiteKubectl } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DEPLOY_DIR } from '../deploy/render.ts';
 import {
   COMPONENT,
   TARGET_LABELS,
@@ -20,7 +19,6 @@ import {
   resolvePromtool,
 } from './observability.ts';
 import { parseExposition, sampleNames, type Exposition } from './exposition.ts';
-import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The three built services against the suite's API server, in a namespace of their own: what the

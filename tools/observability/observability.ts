@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { resolveToolDir, runBuildScript } from '@outrigger/control-plane';
-import { render, type KubeObject } from '../deploy/render.ts';
+import { resolveToolDir, runBuildScript, render, type RenderedObject } from '@outrigger/control-plane';
 
 /** The kustomize component, relative to deploy/. */
 export const COMPONENT = 'components/observability';
@@ -42,22 +41,22 @@ export function prometheusOperatorCrds(): Promise<string> {
   return runBuildScript(BUILD_SCRIPT, ['crds']);
 }
 
-export function renderComponent(kubectl: string): KubeObject[] {
+export function renderComponent(kubectl: string): RenderedObject[] {
   return render(kubectl, COMPONENT);
 }
 
-export function ruleGroups(objects: readonly KubeObject[]): RuleGroup[] {
+export function ruleGroups(objects: readonly RenderedObject[]): RuleGroup[] {
   return objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => (o.spec as { groups: RuleGroup[] }).groups);
 }
 
-export function dashboard(objects: readonly KubeObject[]): Dashboard {
+export function dashboard(objects: readonly RenderedObject[]): Dashboard {
   const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.labels?.grafana_dashboard === '1') as { data: Record<string, string> } | undefined;
   if (!configMap) throw new Error(`${COMPONENT} renders no ConfigMap labelled grafana_dashboard: "1"`);
   return JSON.parse(Object.values(configMap.data)[0] ?? '') as Dashboard;
 }
 
 /** Every PromQL expression of the rules and of the dashboard (panels and variables). */
-export function expressions(objects: readonly KubeObject[]): string[] {
+export function expressions(objects: readonly RenderedObject[]): string[] {
   const d = dashboard(objects);
   return [
     ...ruleGroups(objects).flatMap((g) => g.rules.map((r) => r.expr)),

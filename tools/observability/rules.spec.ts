@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { repoRoot, resolveBinaries } from '@outrigger/control-plane';
+import { repoRoot, resolveBinaries, DEPLOY_DIR, render, type RenderedObject } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DEPLOY_DIR, render, type KubeObject } from '../deploy/render.ts';
 import { COMPONENT, dashboard, matcherLabels, renderComponent, resolvePromtool, ruleGroups } from './observability.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
@@ -13,9 +12,9 @@ import { COMPONENT, dashboard, matcherLabels, renderComponent, resolvePromtool, 
 const HERE = join(repoRoot(), 'tools', 'observability');
 let kubectl: string;
 let promtool: string;
-let component: KubeObject[];
+let component: RenderedObject[];
 /** The prod overlay with the component, as docs/observability.md tells users to compose it. */
-let prod: KubeObject[];
+let prod: RenderedObject[];
 const dir = mkdtempSync(join(tmpdir(), 'outrigger-observability-'));
 
 beforeAll(async () => {

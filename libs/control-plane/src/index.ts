@@ -6,3 +6,5 @@ export * from './test-namespace.js';
 export * from './app-process.js';
 export * from './tls-probe.js';
 export * from './cluster/index.js';
+export * from './deploy-render.js';
+export * from './suite-kubectl.js';

@@ -4,7 +4,7 @@ import type { ServiceComponent } from './install-names.js';
  * The files of deploy/base that hold each service's ServiceAccount and RBAC, and the injector's
  * Service: what `outrigger check` tells `outrigger restore` to re-create from when some of it is
  * missing. Each object in them carries the labels its base gives it, so created alone it is what
- * `kubectl apply -k` made (tools/deploy/install-names.spec.ts holds both to deploy/base).
+ * `kubectl apply -k` made (deploy/tests/install-names.spec.ts holds both to deploy/base).
  */
 export const SERVICE_RBAC_FILES: Readonly<Record<ServiceComponent, readonly string[]>> = {
   injector: ['deploy/base/injector/service-account.yaml', 'deploy/base/injector/role.yaml', 'deploy/base/injector/role-binding.yaml'],

@@ -1,6 +1,6 @@
 /**
  * The names deploy/base gives Outrigger's objects, defined once: the services' defaults, `outrigger
- * check` and `uninstall`, the tools and the tests use these, and tools/deploy holds deploy/ to them.
+ * check` and `uninstall`, the tools and the tests use these, and deploy/tests holds deploy/ to them.
  * No imports: the cert-manager and the injector read it through `@outrigger/install/names` alone.
  */
 export const INSTALL_NAMES = {

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, type AppName } from '@outrigger/control-plane';
-import { INSTALL_NAMES } from '@outrigger/install';
+import type { AppName } from './app-process.js';
+import { repoRoot } from './binaries.js';
 import { parse, parseAllDocuments } from 'yaml';
 
 /** A rendered Kubernetes object, as plain JSON. */
-export interface KubeObject {
+export interface RenderedObject {
   readonly apiVersion: string;
   readonly kind: string;
   readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
@@ -14,7 +14,6 @@ export interface KubeObject {
 }
 
 export const DEPLOY_DIR = join(repoRoot(), 'deploy');
-export const INSTALL_NAMESPACE = INSTALL_NAMES.namespace;
 
 /** Every base and overlay (directories holding a Kustomization), relative to deploy/. */
 export const KUSTOMIZATIONS = ['base', 'overlays'].flatMap((group) =>
@@ -33,11 +32,11 @@ export function kustomizationFiles(dir = DEPLOY_DIR): string[] {
 }
 
 /** `kubectl kustomize deploy/<path>` parsed into objects. */
-export function render(kubectl: string, path: string): KubeObject[] {
+export function render(kubectl: string, path: string): RenderedObject[] {
   const out = execFileSync(kubectl, ['kustomize', join(DEPLOY_DIR, path)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return parseAllDocuments(out).map((doc) => {
     if (doc.errors.length > 0) throw doc.errors[0];
-    return doc.toJS() as KubeObject;
+    return doc.toJS() as RenderedObject;
   });
 }
 

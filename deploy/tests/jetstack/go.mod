@@ -1,4 +1,4 @@
-module outrigger.dev/tools/deploy/jetstack
+module outrigger.dev/deploy/tests/jetstack
 
 go 1.26.0
 

@@ -5,8 +5,7 @@ import { parseAgentProfile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-prof
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEPLOY_DIR } from './render.ts';
-import { suiteKubectl } from '../e2e/support.ts';
+import { DEPLOY_DIR, suiteKubectl } from '@outrigger/control-plane';
 
 // The AgentProfile CRD on a real kube-apiserver, and the services' own validation, on the same
 // fixtures: they agree, and what the API server refuses names the field. A fixture says its

@@ -6,7 +6,7 @@
 # Prints that directory (its last line).
 set -euo pipefail
 cd "$(dirname "$0")"
-source ../../toolchain/go-build.sh
+source ../../../tools/toolchain/go-build.sh
 version=$(sed -n 's#^\tgithub.com/cert-manager/cert-manager \(v[^ ]*\).*#\1#p' go.mod | head -n 1)
 root="$(cache_root)/jetstack-cert-manager"
 if [ "${1:-}" = crds ]; then

@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { INJECTOR_NAME, INSTALL_NAMESPACE as HARNESS_NAMESPACE, resolveBinaries } from '@outrigger/control-plane';
+import { INJECTOR_NAME, INSTALL_NAMESPACE as HARNESS_NAMESPACE, resolveBinaries, DEPLOY_DIR, render, type RenderedObject } from '@outrigger/control-plane';
 import { baseLabels, EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { DEPLOY_DIR, render, type KubeObject } from './render.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
 
-let prod: KubeObject[];
+let prod: RenderedObject[];
 let kubectl: string;
 
 beforeAll(async () => {
@@ -52,8 +51,8 @@ describe('install names (libs/install INSTALL_NAMES)', () => {
 
 describe('the files `outrigger restore` re-creates from (libs/install SERVICE_RBAC_FILES)', () => {
   const RBAC_KINDS = ['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
-  const fileObjects = (file: string) => parseAllDocuments(readFileSync(join(DEPLOY_DIR, '..', file), 'utf8')).map((d) => d.toJS() as KubeObject).filter(Boolean);
-  const key = (o: KubeObject) => `${o.kind}/${o.metadata.name}`;
+  const fileObjects = (file: string) => parseAllDocuments(readFileSync(join(DEPLOY_DIR, '..', file), 'utf8')).map((d) => d.toJS() as RenderedObject).filter(Boolean);
+  const key = (o: RenderedObject) => `${o.kind}/${o.metadata.name}`;
 
   it.each(Object.keys(SERVICE_RBAC_FILES) as ServiceComponent[])('hold all of base/%s\'s ServiceAccount and RBAC, nothing else', (component) => {
     const rendered = render(kubectl, `base/${component}`).filter((o) => RBAC_KINDS.includes(o.kind));

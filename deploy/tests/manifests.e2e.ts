@@ -1,13 +1,11 @@
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
-import { runBuildScript } from '@outrigger/control-plane';
+import { runBuildScript, DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render, suiteKubectl } from '@outrigger/control-plane';
 import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerPermissions } from '@outrigger/install';
 import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
-import { DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render } from './render.ts';
-import { suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The manifests against a real kube-apiserver (RBAC authorizer): every base and overlay passes a
@@ -27,7 +25,7 @@ beforeAll(async () => {
   kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
   await established(['agentprofiles.outrigger.dev']);
   // overlays/prod-jetstack holds Issuers and Certificates: Jetstack cert-manager's CRDs, from its Go module.
-  kubectl(['apply', '--server-side', '-f', await runBuildScript('tools/deploy/jetstack/build.sh', ['crds'])]);
+  kubectl(['apply', '--server-side', '-f', await runBuildScript('deploy/tests/jetstack/build.sh', ['crds'])]);
   await established(['certificates.cert-manager.io', 'issuers.cert-manager.io']);
 });
 

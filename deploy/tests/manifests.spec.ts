@@ -2,15 +2,14 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { buildMutatingWebhookConfiguration } from '@outrigger/admission';
 import { parseAgentProfile, referenceProfile } from '@outrigger/agent-profiles';
-import { resolveBinaries } from '@outrigger/control-plane';
+import { resolveBinaries, deployedMemoryLimit, INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type RenderedObject } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { deployedMemoryLimit, INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type KubeObject } from './render.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped JSON */
 
 let kubectl: string;
-const rendered = new Map<string, KubeObject[]>();
+const rendered = new Map<string, RenderedObject[]>();
 
 beforeAll(async () => {
   kubectl = join(await resolveBinaries(), 'kubectl');
@@ -18,7 +17,7 @@ beforeAll(async () => {
 }, 300_000);
 
 const objects = (path: string) => rendered.get(path) ?? [];
-function find(path: string, kind: string, name: string): KubeObject {
+function find(path: string, kind: string, name: string): RenderedObject {
   const object = objects(path).find((o) => o.kind === kind && o.metadata.name === name);
   if (!object) throw new Error(`${path} renders no ${kind}/${name}`);
   return object;
@@ -35,7 +34,7 @@ function expectedWebhook(failurePolicy?: 'Fail' | 'Ignore') {
 }
 
 /** The object without the metadata.labels the labels transformer adds. */
-function withoutLabels(object: KubeObject): unknown {
+function withoutLabels(object: RenderedObject): unknown {
   const { labels: _labels, ...metadata } = object.metadata;
   return { ...object, metadata };
 }

@@ -1,11 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { freePort, startApp, type ManagedProcess, DEPLOY_DIR, INSTALL_NAMESPACE, render, poll, suiteKubectl } from '@outrigger/control-plane';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
-import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
-import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * Re-applying an overlay over the MutatingWebhookConfiguration as the real cert-manager

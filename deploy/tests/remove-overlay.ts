@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { stringify } from 'yaml';
-import { render } from './render.ts';
+import { render } from '@outrigger/control-plane';
 
 /**
  * Deletes what `kubectl apply -k deploy/<path>` created, but its Namespace and CRDs (a bare API

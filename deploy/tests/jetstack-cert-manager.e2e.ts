@@ -2,15 +2,13 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, ManagedProcess, runBuildScript, servedFingerprint, startApp } from '@outrigger/control-plane';
+import { freePort, ManagedProcess, runBuildScript, servedFingerprint, startApp, DEPLOY_DIR, INSTALL_NAMESPACE, poll, suiteKubectl } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { removeOverlay } from './remove-overlay.ts';
-import { DEPLOY_DIR, INSTALL_NAMESPACE } from './render.ts';
-import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * deploy/overlays/prod-jetstack on a real kube-apiserver with Jetstack cert-manager's CRDs and
- * controllers, both from the Go module pinned in tools/deploy/jetstack/go.mod: the server-side dry
+ * controllers, both from the Go module pinned in deploy/tests/jetstack/go.mod: the server-side dry
  * run passes; Jetstack's controllers issue the injector's serving certificate into
  * outrigger-injector-tls, its cainjector puts the CA into the webhook's caBundle, and the real
  * injector serves that leaf, verified with that caBundle for the name the API server dials.
@@ -28,8 +26,8 @@ const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
 beforeAll(async () => {
   // Jetstack's CRDs and, for the second test, its controllers (compiled once: 3.5 min cold on two busy cores).
-  const crds = await runBuildScript('tools/deploy/jetstack/build.sh', ['crds']);
-  jetstackBin = await runBuildScript('tools/deploy/jetstack/build.sh', []);
+  const crds = await runBuildScript('deploy/tests/jetstack/build.sh', ['crds']);
+  jetstackBin = await runBuildScript('deploy/tests/jetstack/build.sh', []);
   kubectl(['apply', '--server-side', '-f', crds]);
   await established(['certificates.cert-manager.io', 'issuers.cert-manager.io']);
   // A dry run creates nothing: the namespace and the AgentProfile CRD exist first, as on an upgrade.

@@ -5,12 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadProfilesFile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { injectManifests } from '@outrigger/sidecar';
-import { freePort, servedFingerprint, startApp, type AppName, type ManagedProcess } from '@outrigger/control-plane';
+import { freePort, servedFingerprint, startApp, type AppName, type ManagedProcess, DEPLOY_DIR, INSTALL_NAMESPACE, render, poll, suiteKubectl } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DEPLOY_DIR, INSTALL_NAMESPACE, render } from './render.ts';
-import { poll, suiteKubectl } from '../e2e/support.ts';
 
 /**
  * The built cert-manager, injector and rbac-syncer, each authenticated as its own ServiceAccount (a
