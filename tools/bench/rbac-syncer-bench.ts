@@ -477,7 +477,8 @@ async function startSyncer({ podList, pageSize, nodeOptions, env, root }: Syncer
     },
     readyUrl: `http://127.0.0.1:${port}/readyz`,
     logFile,
-    timeoutMs: 120_000,
+    // Ready means the first full list is done: as long as a start may take to converge.
+    timeoutMs: convergeTimeoutMs,
   }).catch((error: unknown) => {
     cgroup?.remove();
     throw error;
