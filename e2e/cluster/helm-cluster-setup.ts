@@ -8,6 +8,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const artifactsDir = join(repoRoot(), 'tmp', 'cluster-e2e-helm');
   mkdirSync(artifactsDir, { recursive: true });
   const cluster = await startCluster({ log: (line) => process.stderr.write(`[cluster] ${line}\n`) });
-  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir, ctr: cluster.ctr });
+  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir, ctr: cluster.ctr, registry: cluster.registry });
   return () => cluster.stop();
 }

@@ -7,6 +7,11 @@ export const CLUSTER_NETWORK = {
   /** Host address (an alias on lo) for the API server, the kubelet and cluster DNS. */
   hostAddress: '10.245.0.1',
   apiServerPort: 6443,
+  /** The cluster's registries (Distribution) on the host address: open, and htpasswd-protected. */
+  registryPort: 5000,
+  privateRegistryPort: 5001,
+  /** Where the node sends pulls from any other registry: nothing listens there, so they fail at once. */
+  refusedRegistryPort: 1,
   /** The CNI bridge and the pods' subnet (host-local IPAM); the bridge holds the gateway address. */
   bridge: 'outrigger0',
   podCidr: '10.244.0.0/24',

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { issueCertificate, type Issued } from '@outrigger/pki';
-import { CONTROL_PLANE_BINARIES, NODE_BINARIES, resolveBinaries, resolveToolDir, runScript } from '../binaries.js';
+import { CONTROL_PLANE_BINARIES, NODE_BINARIES, resolveBinaries, resolveToolDir, runBuildScript, runScript } from '../binaries.js';
 import { kubeconfigYaml, startControlPlane, type ControlPlane } from '../control-plane.js';
 import { ManagedProcess, processAlive } from '../managed-process.js';
 import { freePort } from '../ports.js';
@@ -10,6 +11,7 @@ import { CLUSTER_NETWORK as NET } from './cluster-network.js';
 import { host, hostAsync, tryHost } from './host-command.js';
 import { cgroupDirs, clusterProcesses, createCgroupRoot, killClusterProcesses, mountsUnder, removeCgroups, unmountUnder, vethInterfaces } from './host-cleanup.js';
 import { hostNetworkLeftovers, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
+import { localRegistry, REGISTRY_ENV, registryConfig, writeRegistryHosts, type LocalRegistry } from './local-registry.js';
 import { cniConfig, containerdConfig, corefile, kubeletConfig, kubeProxyConfig } from './node-config.js';
 
 export interface ClusterOptions {
@@ -37,6 +39,8 @@ export interface Cluster {
   readonly binDir: string;
   readonly ca: Issued;
   readonly images: readonly LocalImage[];
+  /** The node's registries (Outrigger's images are pushed there by the e2e setup; see local-registry.ts). */
+  readonly registry: LocalRegistry;
   /** `ctr` for the node's containerd, images namespace k8s.io: e.g. `[...ctr, 'images', 'tag', from, to]` gives the node another tag of an image it has. */
   readonly ctr: readonly string[];
   /** Runs kubectl against the cluster; throws with kubectl's stderr on failure. */
@@ -70,6 +74,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
   const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
   const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/cluster/coredns/build.sh', ['coredns'], log);
+  const registryDir = await resolveToolDir('OUTRIGGER_REGISTRY_BIN', 'tools/registry/build.sh', ['registry'], log);
+  const htpasswdDir = await runBuildScript('tools/registry/build.sh', ['htpasswd'], log);
   if (!options.images) log('building images (reused when their inputs are unchanged)');
   const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
 
@@ -117,13 +123,19 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return p;
     };
 
+    log('starting the registries');
+    const registry = localRegistry(dir);
+    await startRegistries(registry, certs.ca, { dir, htpasswdDir, registryBin: join(registryDir, 'registry'), run, until });
+
     log('starting containerd and loading the images');
+    const registryHostsDir = join(dir, 'containerd', 'certs.d');
+    writeRegistryHosts(registryHostsDir, registry);
     const containerdSocket = join(dir, 'containerd', 'containerd.sock');
     const cniConfDir = join(dir, 'cni');
     mkdirSync(cniConfDir, { recursive: true });
     file('cni/10-outrigger.conflist', cniConfig(dir));
     const containerdEnv = { ...process.env, PATH: `${containerdDir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` };
-    const containerd = run('containerd', join(containerdDir, 'containerd'), ['--config', file('containerd.toml', containerdConfig({ dir, containerdSocket, cniConfDir }, which('runc')))], containerdEnv);
+    const containerd = run('containerd', join(containerdDir, 'containerd'), ['--config', file('containerd.toml', containerdConfig({ dir, containerdSocket, cniConfDir, registryHostsDir }, which('runc')))], containerdEnv);
     const ctr = (args: readonly string[]) => host(join(containerdDir, 'ctr'), ['--address', containerdSocket, '--namespace', 'k8s.io', ...args]);
     await until('containerd', containerd, () => ctr(['version']));
     for (const image of images) ctr(['images', 'import', '--local', image.archive]);
@@ -181,10 +193,49 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await until('coredns', coredns, () => host('curl', ['-sf', `http://127.0.0.1:${dnsReady}/ready`]));
     log(`node ${NET.nodeName} is Ready; Kubernetes ${cp.version} at ${cp.server}`);
     const ctrCommand = [join(containerdDir, 'ctr'), '--address', containerdSocket, '--namespace', 'k8s.io'];
-    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, ctr: ctrCommand, kubectl, kubectlAsync, stop };
+    return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, registry, ctr: ctrCommand, kubectl, kubectlAsync, stop };
   } catch (error) {
     await stop().catch((e: Error) => log(`teardown after the failure: ${e.message}`));
     throw new Error(`the cluster did not start: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+interface RegistryStart {
+  readonly dir: string;
+  readonly registryBin: string;
+  readonly htpasswdDir: string;
+  readonly run: (name: string, command: string, args: readonly string[], env?: NodeJS.ProcessEnv) => ManagedProcess;
+  readonly until: typeof until;
+}
+
+/** The open and the private registry, their certificate issued by the cluster CA for the host address. */
+async function startRegistries(registry: LocalRegistry, ca: Issued, s: RegistryStart): Promise<void> {
+  const base = join(s.dir, 'registry');
+  mkdirSync(registry.certDir, { recursive: true });
+  writeFileSync(join(registry.certDir, 'ca.crt'), ca.cert);
+  const serving = issueCertificate({ commonName: 'outrigger-local-registry', usage: 'server', issuer: ca, lifetimeMs: YEAR_MS, ipAddresses: [NET.hostAddress] });
+  const cert = join(base, 'registry.crt');
+  const key = join(base, 'registry.key');
+  writeFileSync(cert, serving.cert);
+  writeFileSync(key, serving.key, { mode: 0o600 });
+  const { username, password } = registry.credentials;
+  const htpasswd = join(base, 'htpasswd');
+  writeFileSync(htpasswd, host(join(s.htpasswdDir, 'htpasswd'), [username], `${password}\n`), { mode: 0o600 });
+  const env = { ...process.env, ...REGISTRY_ENV };
+  const instances = [
+    { name: 'registry', address: registry.address, expect: '200' },
+    { name: 'registry-private', address: registry.privateAddress, expect: '401', htpasswd },
+  ];
+  for (const r of instances) {
+    const dir = join(base, r.name);
+    mkdirSync(dir, { recursive: true });
+    const config = join(dir, 'config.yml');
+    writeFileSync(config, registryConfig({ dir, address: r.address, cert, key, secret: randomBytes(24).toString('base64url'), htpasswd: r.htpasswd }));
+    const p = s.run(r.name, s.registryBin, ['serve', config], env);
+    await s.until(r.name, p, () => {
+      const code = host('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', join(registry.certDir, 'ca.crt'), `https://${r.address}/v2/`]);
+      if (code !== r.expect) throw new Error(`GET /v2/ answered ${code}, expected ${r.expect}`);
+    });
   }
 }
 

@@ -6,6 +6,8 @@ export interface NodePaths {
   readonly dir: string;
   readonly containerdSocket: string;
   readonly cniConfDir: string;
+  /** containerd's registry host directory (hosts.toml per registry; see local-registry.ts). */
+  readonly registryHostsDir: string;
 }
 
 export const SANDBOX_IMAGE = 'localhost/pause:local';
@@ -37,6 +39,8 @@ state = '${dir}/containerd/state'
 
 [plugins.'io.containerd.cri.v1.images']
   snapshotter = 'overlayfs'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '${paths.registryHostsDir}'
   [plugins.'io.containerd.cri.v1.images'.pinned_images]
     sandbox = '${SANDBOX_IMAGE}'
 `;

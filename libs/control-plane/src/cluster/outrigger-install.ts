@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { repoRoot } from '../binaries.js';
 import type { Cluster } from './cluster.js';
 
@@ -21,8 +22,27 @@ export async function installOutrigger(cluster: Cluster, log: (line: string) => 
   await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), CRD_KUSTOMIZATION)]);
   await crdEstablished(cluster, AGENT_PROFILE_CRD);
   log(`kubectl apply -k ${overlay}`);
-  await cluster.kubectlAsync(['apply', '--server-side', '-k', join(repoRoot(), overlay)]);
+  await cluster.kubectlAsync(['apply', '--server-side', '-k', resolve(repoRoot(), overlay)]);
   await waitForOutrigger(cluster, log);
+}
+
+/** The services' images, pushed to the cluster's registry: `npm run images:push` does it, as a user would. */
+export const PUSHED_SERVICES = ['injector', 'rbac-syncer', 'cert-manager'] as const;
+
+/**
+ * Pushes the services' images to the cluster's open registry (tools/images/push.ts) and resolves
+ * with the overlay it renders: the local overlay with the services run by digest, pulled Always.
+ */
+export function pushOutriggerImages(cluster: Cluster, log: (line: string) => void): Promise<string> {
+  const out = join(cluster.dir, 'pinned-install');
+  const args = ['--registry', `${cluster.registry.address}/outrigger`, '--tag', 'local', '--cert-dir', cluster.registry.certDir, '--base', LOCAL_OVERLAY, '--only', PUSHED_SERVICES.join(','), '--out', out];
+  log(`npm run images:push -- ${args.join(' ')}`);
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions', 'development', 'tools/images/push.ts', ...args], { cwd: repoRoot(), stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.on('data', (chunk: Buffer) => chunk.toString().split('\n').filter(Boolean).forEach(log));
+    child.on('error', fail);
+    child.on('exit', (code) => (code === 0 ? done(out) : fail(new Error(`tools/images/push.ts failed with exit code ${code}; see its output above`))));
+  });
 }
 
 /**

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { repoRoot } from '../binaries.js';
 import { startCluster, type Cluster } from './cluster.js';
-import { installOutrigger, INSTALL_NAMESPACE } from './outrigger-install.js';
+import type { LocalRegistry } from './local-registry.js';
+import { installOutrigger, INSTALL_NAMESPACE, pushOutriggerImages } from './outrigger-install.js';
 
 export interface ProvidedCluster {
   readonly version: string;
@@ -14,6 +15,10 @@ export interface ProvidedCluster {
   readonly artifactsDir: string;
   /** The node's containerd CLI, as a command line (see Cluster.ctr). */
   readonly ctr: readonly string[];
+  /** The node's registries (credentials of the private one included). */
+  readonly registry: LocalRegistry;
+  /** The overlay installed, when the suite installs Outrigger: the local one with the services pinned to the digests pushed (its digests.env beside it). */
+  readonly pinnedInstallDir?: string;
 }
 
 declare module 'vitest' {
@@ -24,7 +29,8 @@ declare module 'vitest' {
 
 /**
  * Vitest globalSetup: one real single-node cluster per run with Outrigger installed from
- * deploy/overlays/local, exactly as a user installs it. Teardown fails the run if anything of the
+ * deploy/overlays/local, exactly as a user installs it: its services' images pushed to the cluster's
+ * registry and pulled from there by digest. Teardown fails the run if anything of the
  * cluster is left on the host.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -32,14 +38,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const artifactsDir = join(repoRoot(), 'tmp', 'cluster-e2e');
   mkdirSync(artifactsDir, { recursive: true });
   const cluster = await startCluster({ log });
+  let pinnedInstallDir: string;
   try {
-    await installOutrigger(cluster, log);
+    pinnedInstallDir = await pushOutriggerImages(cluster, log);
+    await installOutrigger(cluster, log, pinnedInstallDir);
   } catch (error) {
     collect(cluster, artifactsDir);
     await cluster.stop();
     throw error;
   }
-  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir, ctr: cluster.ctr });
+  project.provide('cluster', { version: cluster.version, server: cluster.server, kubeconfigPath: cluster.kubeconfigPath, binDir: cluster.binDir, artifactsDir, ctr: cluster.ctr, registry: cluster.registry, pinnedInstallDir });
   return async () => {
     collect(cluster, artifactsDir);
     await cluster.stop();
