@@ -34,7 +34,7 @@ import type { Injection } from './independent-webhook.js';
 import { observedInjection, type StoredPod, withoutIdentity } from './observed-injection.js';
 import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess, startIndependentPeer } from './peers.js';
 import { cpuMs, findPid } from './proc.js';
-import { median, quantile, spread, type Spread } from './stats.js';
+import { median, noiseFloor, quantile, spread, type Spread } from './stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -369,7 +369,7 @@ try {
   // The twin's per-round ratios show how far two equal servers land apart in this run: the verdict
   // stands when Outrigger's distance from the target is larger than that.
   const twinRounds = perRound('same-twin', PEER);
-  const noise = Math.max(Math.abs(ratio('same-twin', PEER, 'p50') - 1), (quantile(twinRounds, 0.75) - quantile(twinRounds, 0.25)) / 2);
+  const noise = noiseFloor(ratio('same-twin', PEER, 'p50'), twinRounds);
   const gap = Math.abs(verdict - TARGET_RATIO);
   console.log(`\nadded p50, Outrigger / ${LABEL[PEER]} (medians of the rounds): ${f(verdict, 2)}×, target ≤ ${TARGET_RATIO.toFixed(2)}×: ${verdict <= TARGET_RATIO ? 'MET' : 'MISSED'}`);
   console.log(`  per round: ${perRound('outrigger', PEER).map((x) => f(x, 2)).join(' ')} (median ${f(median(perRound('outrigger', PEER)), 2)}×)`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, quantile, spread } from './stats.js';
+import { median, noiseFloor, quantile, spread } from './stats.js';
 
 describe('quantile', () => {
   it('takes the nearest rank, so the result is always a sample', () => {
@@ -25,5 +25,15 @@ describe('median and spread', () => {
 
   it('gives the median with the range', () => {
     expect(spread([1.2, 0.8, 1.0])).toEqual({ median: 1.0, min: 0.8, max: 1.2 });
+  });
+});
+
+describe('noiseFloor', () => {
+  it('is the twin ratio\'s distance from 1 or half its per-round interquartile range, whichever is wider', () => {
+    expect(noiseFloor(1, [1, 1, 1, 1])).toBe(0);
+    expect(noiseFloor(1.2, [1, 1, 1, 1])).toBeCloseTo(0.2);
+    // Nearest-rank quartiles of four rounds: 0.6 and 1.1.
+    expect(noiseFloor(1, [0.6, 0.9, 1.1, 1.4])).toBeCloseTo(0.25);
+    expect(noiseFloor(0.7, [0.6, 0.9, 1.1, 1.4])).toBeCloseTo(0.3);
   });
 });

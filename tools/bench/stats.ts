@@ -24,3 +24,12 @@ export interface Spread {
 export function spread(values: readonly number[]): Spread {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
+
+/**
+ * How far two equal servers' ratio lands from 1 in a run: the larger of its distance from 1 (the
+ * ratio of their medians) and half the interquartile range of its per-round values. A verdict is
+ * decided only when its own distance from the target is wider than this.
+ */
+export function noiseFloor(twinRatio: number, twinPerRound: readonly number[]): number {
+  return Math.max(Math.abs(twinRatio - 1), (quantile(twinPerRound, 0.75) - quantile(twinPerRound, 0.25)) / 2);
+}
