@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAgentProfile, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { parseAgentProfile, readProfileExamples, REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
@@ -52,6 +52,15 @@ beforeAll(async () => {
 });
 
 describe('AgentProfile validation: the API server (generated CRD) and the services (zod) agree', () => {
+  it('accepts every example of the AgentProfile reference (docs/agent-profile-examples) as written', () => {
+    const examples = readProfileExamples(join(DEPLOY_DIR, '..'));
+    expect(examples.length).toBeGreaterThan(0);
+    for (const { file, text } of examples) {
+      const applied = kubectl(['apply', '--dry-run=server', '-f', '-'], text);
+      expect(applied.ok ? '' : applied.output, file).toBe('');
+    }
+  });
+
   it('has fixtures of every kind', () => {
     expect(fixtures.map((f) => expectation(readFileSync(join(FIXTURES, f), 'utf8')).verdict)).toEqual(expect.arrayContaining(['accepted', 'refused', 'zod-only']));
   });

@@ -192,7 +192,7 @@ export function profileReferenceMarkdown(examples: readonly ProfileExample[]): s
     '',
     '## Examples',
     '',
-    'Each is a whole AgentProfile that `kubectl apply` accepts; a unit test parses every one with the services\' schema.',
+    'Each is a whole AgentProfile: a unit test parses every one with the services\' schema and injects it with the webhook\'s own code, and an e2e test applies every one to the generated CRD on a real API server (`deploy/tests/agent-profile-crd.e2e.ts`).',
     '',
     ...sections,
   ].join('\n');
