@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Jetstack cert-manager for the e2e, from the Go module pinned in go.mod (fetched through the Go
 # module proxy), cached under <cache>/jetstack-cert-manager/ (see tools/toolchain/go-build.sh for <cache>):
-#   tools/deploy/jetstack/build.sh crds   its CRDs (deploy/crds/*.yaml of the module), copied to <version>/crds/
-#   tools/deploy/jetstack/build.sh        jetstack-controller and jetstack-cainjector (cmd/), into <version>-<source hash>/
+#   deploy/tests/jetstack/build.sh crds   its CRDs (deploy/crds/*.yaml of the module), copied to <version>/crds/
+#   deploy/tests/jetstack/build.sh        jetstack-controller and jetstack-cainjector (cmd/), into <version>-<source hash>/
 # Prints that directory (its last line).
 set -euo pipefail
 cd "$(dirname "$0")"

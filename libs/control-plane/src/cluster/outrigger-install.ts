@@ -4,7 +4,7 @@ import { repoRoot } from '../binaries.js';
 import type { Cluster } from './cluster.js';
 
 // libs/install's INSTALL_NAMES, which this harness cannot import (libs/kube's e2e suites use it:
-// a cycle); tools/deploy/install-names.spec.ts holds these equal to them.
+// a cycle); deploy/tests/install-names.spec.ts holds these equal to them.
 export const INSTALL_NAMESPACE = 'outrigger-system';
 export const INJECTOR_NAME = 'outrigger-injector';
 export const LOCAL_OVERLAY = 'deploy/overlays/local';
