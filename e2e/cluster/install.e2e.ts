@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { OUTRIGGER_NAMESPACE, createNamespace, kubectl, kubectlJson } from './support.ts';
 
 interface Deployment {
@@ -6,6 +6,8 @@ interface Deployment {
   spec: { replicas: number; template: { spec: { securityContext?: { runAsNonRoot?: boolean }; containers: { image: string; securityContext?: { readOnlyRootFilesystem?: boolean; runAsNonRoot?: boolean } }[] } } };
   status: { availableReplicas?: number; readyReplicas?: number };
 }
+
+const { registry } = inject('cluster');
 
 /** deploy/overlays/local as shipped: every service runs on the node with the manifests' own probes and hardening. */
 describe('Outrigger installed from deploy/', () => {
@@ -22,7 +24,8 @@ describe('Outrigger installed from deploy/', () => {
   it('runs the images built from this repository, as non-root, with read-only root filesystems', () => {
     for (const d of deployments) {
       const [container] = d.spec.template.spec.containers;
-      expect(container?.image).toMatch(/^localhost\/outrigger\/(injector|rbac-syncer|cert-manager):local$/);
+      // Pushed to the cluster's registry by the setup and run by digest (registry.e2e.ts checks the digests).
+      expect(container?.image).toMatch(new RegExp(`^${registry.address}/outrigger/(injector|rbac-syncer|cert-manager)@sha256:[0-9a-f]{64}$`));
       expect(d.spec.template.spec.securityContext?.runAsNonRoot).toBe(true);
       expect(container?.securityContext?.readOnlyRootFilesystem).toBe(true);
     }
