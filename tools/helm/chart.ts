@@ -29,6 +29,8 @@ type ServiceKey = (typeof SERVICES)[keyof typeof SERVICES];
 /** Every image that is a value: the services' and the reference profile's agent. */
 const IMAGES = { ...SERVICES, 'xxl-agent': 'xxlAgent' } as const;
 type ImageKey = (typeof IMAGES)[keyof typeof IMAGES];
+/** The images a release publishes, by their last path segment. */
+export const RELEASE_IMAGES = Object.keys(IMAGES) as readonly (keyof typeof IMAGES)[];
 
 /** The label the prod overlay sets to the installation's name, and the chart to its release's. */
 export const INSTANCE_LABEL = 'app.kubernetes.io/instance';

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { RenderedObject } from '@outrigger/control-plane';
+import { RELEASE_IMAGES } from '../helm/chart.ts';
 
 /** The images of a release: the three services and the reference profile's agent. */
-export const RELEASE_IMAGES = ['injector', 'rbac-syncer', 'cert-manager', 'xxl-agent'] as const;
+export { RELEASE_IMAGES };
 export type ReleaseImage = (typeof RELEASE_IMAGES)[number];
 
 export interface PushArgs {
