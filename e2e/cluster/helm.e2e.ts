@@ -79,6 +79,7 @@ describe('Outrigger installed with Helm', () => {
     const uninstall = outrigger(['uninstall']);
     expect(uninstall.code, uninstall.stderr).toBe(0);
     expect(uninstall.stdout).toContain('CustomResourceDefinition agentprofiles.outrigger.dev');
-    expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).not.toContain('agentprofiles.outrigger.dev');
+    // The API server removes a deleted CRD once its AgentProfiles are cleaned up: gone soon, not at once.
+    await eventually(() => expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).not.toContain('agentprofiles.outrigger.dev'), 'the CRD to be gone');
   });
 });
