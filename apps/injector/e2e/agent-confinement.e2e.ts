@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom, poll, repoRoot } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningInjector, startInjector } from './injector-process.js';
@@ -50,22 +50,6 @@ function get(path: string): Promise<{ status: number; body: string }> {
   });
 }
 
-/** Polls until `probe` gives a value; a throwing probe has not succeeded yet. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 function pod(name: string, annotations: Record<string, string>, spec: Partial<V1Pod['spec']> = {}, app: Partial<V1Container> = {}): V1Pod {
   return { metadata: { name, annotations }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0', ...app }], ...spec } };
 }
@@ -93,7 +77,7 @@ beforeAll(async () => {
   kubectl(['apply', '--server-side', '-f', '-'], PROFILES.map((p) => JSON.stringify(p)).join('\n'));
   injector = await startInjector(undefined, { PROFILES_FILE: '', KUBECONFIG: cp.kubeconfigPath });
   const names = ['baseline-agent', 'confined', 'confined-keep', 'shared'];
-  await until('the suite\'s profiles in force and the namespaces listed', async () => {
+  await poll('the suite\'s profiles in force and the namespaces listed', async () => {
     const readyz = await get('/readyz');
     const details = readyz.status === 200 ? (JSON.parse(readyz.body) as { details: { profiles: { names: string[] }; namespaces: { status: string } } }).details : undefined;
     return details && names.every((n) => details.profiles.names.includes(n)) && details.namespaces.status === 'up' ? true : undefined;
@@ -156,7 +140,7 @@ describe("the namespace's enforced Pod Security level", () => {
     // The application container meets restricted itself: only the agent would not.
     const body = pod('baseline', { 'outrigger.dev/inject': 'baseline-agent' }, {}, { securityContext: RESTRICTED });
     // The injector learns the new namespace's label from its watch: wait for it with dry runs.
-    const refusal = await until('the restricted label to be known', async () => {
+    const refusal = await poll('the restricted label to be known', async () => {
       const error = await createError(strict, body, 'All');
       return error?.includes('profile baseline-agent') ? error : undefined;
     });
