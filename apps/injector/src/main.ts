@@ -1,10 +1,10 @@
 import './v8-flags.js';
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { runService, startService } from '@outrigger/service';
 import { AppModule } from './app.module.js';
 import { injectorConfig } from './config/injector.config.js';
+import { injectorAdapter } from './injector-adapter.js';
 import { checkServingPair, readPemFiles } from './tls/serving-pair.js';
 
 await runService('injector', async () => {
@@ -14,13 +14,6 @@ await runService('injector', async () => {
   checkServingPair(pair);
   const clientCa = config.tls.clientCaFile ? readFileSync(config.tls.clientCaFile, 'utf8') : undefined;
 
-  const adapter = new FastifyAdapter({
-    logger: false,
-    bodyLimit: config.bodyLimitBytes,
-    // With a client CA, every caller is asked for a certificate; /mutate refuses callers without a
-    // valid one, while kubelet probes (which have none) still reach /healthz and /readyz. Once the
-    // app runs, each handshake presents what the certificate source answers (tls/https-handshake.ts).
-    https: { cert: pair.cert, key: pair.key, ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: false } : {}) },
-  });
+  const adapter = injectorAdapter({ bodyLimitBytes: config.bodyLimitBytes, cert: pair.cert, key: pair.key, clientCa });
   await startService(AppModule, { name: 'injector', port: config.port, adapter, bodyParser: false });
 });
