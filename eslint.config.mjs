@@ -30,7 +30,7 @@ export default tseslint.config(
             // NestJS plumbing, and the Kubernetes client every service gets from it (KubeClientModule).
             { sourceTag: 'scope:service', onlyDependOnLibsWithTags: ['scope:kube'] },
             // What each service asks of the API server: shared by the services, `outrigger check` and the RBAC tests.
-            { sourceTag: 'scope:install', onlyDependOnLibsWithTags: ['scope:profiles', 'scope:kube'] },
+            { sourceTag: 'scope:install', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:kube'] },
             // The injector and the cert-manager take only the install names from scope:install (below).
             { sourceTag: 'scope:injector', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:install', 'scope:kube', 'scope:pki', 'scope:service', 'scope:tooling'] },
             { sourceTag: 'scope:rbac-syncer', onlyDependOnLibsWithTags: ['scope:admission', 'scope:profiles', 'scope:injection', 'scope:install', 'scope:kube', 'scope:service', 'scope:tooling'] },

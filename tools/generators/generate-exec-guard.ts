@@ -1,14 +1,15 @@
-// Writes the rbac-syncer's admission policies from libs/install, the definitions the syncer (the
+// Writes the admission policies of deploy/base from libs/install, the definitions the syncer (the
 // exec guard) and the tests compare the cluster's with: `npm run generate:exec-guard` after changing
 // them (a unit test fails until then).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@outrigger/control-plane';
-import { EXEC_GUARD_FILE, execGuardYaml, SYNCER_CONFINEMENT_FILE, syncerConfinementYaml } from '@outrigger/install';
+import { EXEC_GUARD_FILE, execGuardYaml, FORGED_AGENT_POLICY_FILE, forgedAgentPolicyYaml, SYNCER_CONFINEMENT_FILE, syncerConfinementYaml } from '@outrigger/install';
 
 for (const [file, yaml] of [
   [EXEC_GUARD_FILE, execGuardYaml()],
   [SYNCER_CONFINEMENT_FILE, syncerConfinementYaml()],
+  [FORGED_AGENT_POLICY_FILE, forgedAgentPolicyYaml()],
 ] as const) {
   writeFileSync(join(repoRoot(), file), yaml);
   process.stdout.write(`wrote ${file}\n`);

@@ -2,17 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { referenceProfile } from '@outrigger/agent-profiles';
-import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
+import { join } from 'node:path';
+import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { createTestNamespace, DEPLOY_DIR, kubeConfigFrom, poll, repoRoot, suiteKubectl } from '@outrigger/control-plane';
+import { FORGED_AGENT_POLICY_FILE } from '@outrigger/install';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
-// The webhook's `marked-pods` match condition on a real kube-apiserver: a pod in a labelled
-// namespace that neither opts in nor carries anything the forged-agent refusal needs never
-// reaches the injector (0 calls, counted by the injector's own metric); the others still do.
+// The webhook's `marked-pods` match condition on a real kube-apiserver, with the shipped
+// forged-agent policy and the reference AgentProfile as its parameter: a pod in a labelled namespace
+// that neither opts in nor carries a status annotation never reaches the injector (0 calls, counted
+// by the injector's own metric), and if it brings a container named like the agent the policy
+// refuses it; pods that opt in or carry a status annotation still reach the injector.
 const cp = inject('controlPlane');
 const kc = kubeConfigFrom(cp.kubeconfigPath);
+const { kubectl, getJson, established } = suiteKubectl(cp.kubeconfigPath, cp.binDir);
+let profileCreated = false;
 const core = kc.makeApiClient(CoreV1Api);
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
 const webhookName = `outrigger-marked-${randomBytes(3).toString('hex')}`;
@@ -55,35 +61,62 @@ async function create(namespace: string, body: V1Pod): Promise<{ calls: number; 
   return { calls: (await admissionRequests()) - before, ...outcome };
 }
 
+const POLICY_FILE = join(repoRoot(), FORGED_AGENT_POLICY_FILE);
+
 beforeAll(async () => {
+  kubectl(['apply', '--server-side', '-k', join(DEPLOY_DIR, 'base/crd')]);
+  await established(['agentprofiles.outrigger.dev']);
+  profileCreated = getJson(['agentprofiles', referenceProfile().name]) === undefined;
+  if (profileCreated) kubectl(['apply', '--server-side', '-f', REFERENCE_PROFILE_FILE]);
+  kubectl(['apply', '--server-side', '-f', POLICY_FILE]);
   const probe = await createTestNamespace(kc, 'marked-probe', enabled);
-  started = await startWebhookInjector(kc, webhookName, { namespace: probe, pod: pod(optedIn), agent: AGENT }, { skipUnmarkedPods: { agentContainerNames: [AGENT] } });
+  started = await startWebhookInjector(kc, webhookName, { namespace: probe, pod: pod(optedIn), agent: AGENT });
   injectorUrl = started.url;
   injectorCa = started.ca;
+  // The API server loads a new policy and its parameters asynchronously.
+  await poll('the forged-agent policy to refuse an agent-named container', async () => (await create(probe, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]))).refused);
 });
 
 afterAll(async () => {
   await started?.stop();
+  kubectl(['delete', '--ignore-not-found', '-f', POLICY_FILE]);
+  if (profileCreated) kubectl(['delete', '--ignore-not-found', 'agentprofiles', referenceProfile().name]);
 });
 
-describe('the marked-pods match condition on a real kube-apiserver', () => {
+describe('the marked-pods match condition and the forged-agent policy on a real kube-apiserver', () => {
   it('a pod that does not opt in, in a labelled namespace, causes 0 webhook calls', async () => {
     const namespace = await createTestNamespace(kc, 'marked-plain', enabled);
     expect(await create(namespace, pod({}))).toEqual({ calls: 0, containers: ['app'] });
     expect(await create(namespace, pod({ 'example.com/enabled': 'true', 'example.com/statusz': 'x', team: 'billing' }))).toEqual({ calls: 0, containers: ['app'] });
   });
 
-  it('still sends an opted-in pod, and every pod the forged-agent refusal needs (status annotation, agent-named container)', async () => {
+  it('refuses, without a webhook call, a pod that does not opt in and brings a container with the agent name', async () => {
+    const namespace = await createTestNamespace(kc, 'marked-forged', enabled);
+    const refusal = `profile ${referenceProfile().name}: the pod has a container named ${AGENT}, the name of the profile's agent, and does not opt in`;
+    const ownAgent = await create(namespace, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]));
+    expect(ownAgent).toMatchObject({ calls: 0, refused: expect.stringContaining(refusal) });
+    expect(ownAgent.refused).toContain(`ValidatingAdmissionPolicy 'outrigger-forged-agent'`);
+    const ownInitAgent = await create(namespace, pod({ team: 'billing' }, [APP], [{ name: AGENT, image: 'registry.example/agent:1' }]));
+    expect(ownInitAgent).toMatchObject({ calls: 0, refused: expect.stringContaining(refusal) });
+    // An exact copy of the agent's image is no more an agent: only the injector adds it.
+    const copied = await create(namespace, pod({}, [APP, { name: AGENT, image: referenceProfile().container.image }]));
+    expect(copied).toMatchObject({ calls: 0, refused: expect.stringContaining(refusal) });
+  });
+
+  it('still sends an opted-in pod, and every pod with a status annotation; the webhook refuses their forgeries', async () => {
     const namespace = await createTestNamespace(kc, 'marked-sent', enabled);
     expect(await create(namespace, pod(optedIn))).toEqual({ calls: 1, containers: ['app', AGENT] });
     expect(await create(namespace, pod({ 'outrigger.dev/inject': 'xxl-job', ...optedIn, 'xxl-agent/enable': 'false' }))).toMatchObject({ calls: 1, containers: ['app'] });
     const forgedStatus = await create(namespace, pod({ 'xxl-agent/status': '{"profile":"xxl-job"}' }));
     expect(forgedStatus).toMatchObject({ calls: 1, refused: expect.stringContaining('annotation xxl-agent/status is set but the pod has no xxl-agent container') });
-    const ownAgent = await create(namespace, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]));
-    expect(ownAgent).toMatchObject({ calls: 1, refused: expect.stringContaining(`container ${AGENT} has the name of the profile's agent but is not it`) });
-    const ownInitAgent = await create(namespace, pod({}, [APP], [{ name: AGENT, image: 'registry.example/agent:1' }]));
-    expect(ownInitAgent).toMatchObject({ calls: 1, refused: expect.stringContaining(`container ${AGENT} has the name of the profile's agent but is not it`) });
+    const optedOutAgent = await create(namespace, pod({ 'xxl-agent/enable': 'false' }, [APP, { name: AGENT, image: 'registry.example/agent:1' }]));
+    expect(optedOutAgent).toMatchObject({ calls: 1, refused: expect.stringContaining(`container ${AGENT} has the name of the profile's agent but is not it`) });
     // Any profile's prefix, known to the injector or not: the condition does not list prefixes.
     expect(await create(namespace, pod({ 'new-agent.example.com/enable': 'true' }))).toEqual({ calls: 1, containers: ['app'] });
+  });
+
+  it('judges nothing in a namespace not labelled for injection', async () => {
+    const namespace = await createTestNamespace(kc, 'marked-unlabelled');
+    expect(await create(namespace, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]))).toEqual({ calls: 0, containers: ['app', AGENT] });
   });
 });

@@ -21,7 +21,7 @@ export interface WebhookInjector {
  * server as MutatingWebhookConfiguration `name` (failurePolicy Fail), profiles from the reference file;
  * returns once the API server calls it for `probe`.
  */
-export async function startWebhookInjector(kc: KubeConfig, name: string, probe: WebhookProbe, options: Pick<Parameters<typeof buildMutatingWebhookConfiguration>[0], 'skipUnmarkedPods'> = {}): Promise<WebhookInjector> {
+export async function startWebhookInjector(kc: KubeConfig, name: string, probe: WebhookProbe): Promise<WebhookInjector> {
   const dir = mkdtempSync(join(tmpdir(), 'injector-webhook-'));
   const ca = issueCertificate({ commonName: 'e2e-ca', usage: 'ca', lifetimeMs: 86_400_000 });
   const leaf = issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 86_400_000, ipAddresses: ['127.0.0.1'] });
@@ -34,7 +34,7 @@ export async function startWebhookInjector(kc: KubeConfig, name: string, probe: 
     ca: ca.cert,
     logFile: join(dir, 'injector.log'),
   });
-  const configuration = buildMutatingWebhookConfiguration({ name, installNamespace: 'outrigger-system', client: { mode: 'url', port }, caBundle: encodeCaBundle(ca.cert), failurePolicy: 'Fail', ...options });
+  const configuration = buildMutatingWebhookConfiguration({ name, installNamespace: 'outrigger-system', client: { mode: 'url', port }, caBundle: encodeCaBundle(ca.cert), failurePolicy: 'Fail' });
   const admissionApi = kc.makeApiClient(AdmissionregistrationV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   try {

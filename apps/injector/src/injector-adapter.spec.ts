@@ -20,12 +20,11 @@ function post(port: number, agent: Agent): Promise<{ status: number | undefined;
 }
 
 describe('injectorAdapter', () => {
-  let server: FastifyInstance | undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   afterEach(() => agent.destroy());
 
   it('answers a review that arrives on a kept-alive connection while the server closes, asking to close it', async () => {
-    server = injectorAdapter({ bodyLimitBytes: 1024, cert: leaf.cert, key: leaf.key }).getInstance();
+    const server: FastifyInstance = injectorAdapter({ bodyLimitBytes: 1024, cert: leaf.cert, key: leaf.key }).getInstance();
     server.post('/mutate', async () => ({ ok: true }));
     let duringClose: Promise<{ status: number | undefined; connection: string | undefined }> | undefined;
     // Close has begun (routes marked closing) but the kept-alive connection is still open: the API

@@ -64,7 +64,7 @@ export {
   excludeNamespaceExpression,
   NAMESPACE_NAME_LABEL,
   markedPodExpression,
-  optInExpression,
+  injectionNamespaceSelector,
   type MutatingWebhook,
   type MutatingWebhookConfiguration,
   type MutatingWebhookConfigurationOptions,

@@ -5,7 +5,6 @@ import {
   encodeCaBundle,
   excludeNamespaceExpression,
   markedPodExpression,
-  optInExpression,
   type MutatingWebhookConfigurationOptions,
 } from './webhook-configuration.js';
 
@@ -48,7 +47,10 @@ describe('buildMutatingWebhookConfiguration', () => {
               },
             ],
           },
-          matchConditions: [{ name: 'exclude-injector-namespace', expression: "request.namespace != 'outrigger-system'" }],
+          matchConditions: [
+            { name: 'exclude-injector-namespace', expression: "request.namespace != 'outrigger-system'" },
+            { name: 'marked-pods', expression: markedPodExpression() },
+          ],
         },
       ],
     });
@@ -97,17 +99,6 @@ describe('buildMutatingWebhookConfiguration', () => {
     expect(webhook?.timeoutSeconds).toBe(10);
   });
 
-  it('adds an opted-in match condition when given the opt-in annotations', () => {
-    const webhook = webhookOf({ ...SERVICE, optInAnnotations: ['outrigger.dev/inject', 'xxl-agent/enable'] });
-    expect(webhook.matchConditions).toEqual([
-      { name: 'exclude-injector-namespace', expression: "request.namespace != 'outrigger-system'" },
-      {
-        name: 'opted-in',
-        expression: "has(object.metadata.annotations) && ('outrigger.dev/inject' in object.metadata.annotations || 'xxl-agent/enable' in object.metadata.annotations)",
-      },
-    ]);
-  });
-
   it.each<[string, Partial<MutatingWebhookConfigurationOptions>, RegExp]>([
     ['bad namespace', { installNamespace: 'Outrigger' }, /installNamespace/],
     ['bad name', { name: 'Bad_Name' }, /name/],
@@ -130,19 +121,9 @@ describe('CEL expressions', () => {
 
   it('cannot be broken by quoting', () => {
     expect(() => excludeNamespaceExpression("x' || true || '")).toThrow(RangeError);
-    expect(() => optInExpression(["a' in x || 'b"])).toThrow(RangeError);
   });
 
-  it('marks a pod by any profile\'s opt-in or status annotation, and by the agent container names given', () => {
-    expect(markedPodExpression([])).toBe("(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == 'outrigger.dev/inject' || k.endsWith('/enable') || k.endsWith('/status')))");
-    expect(markedPodExpression(['xxl-agent'])).toContain("object.spec.containers.exists(c, c.name in ['xxl-agent']) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name in ['xxl-agent']))");
-    expect(() => markedPodExpression(["a'] || true || ['"])).toThrow(RangeError);
-    expect(webhookOf({ ...SERVICE, skipUnmarkedPods: { agentContainerNames: ['xxl-agent'] } }).matchConditions.map((c) => c.name)).toEqual(['exclude-injector-namespace', 'marked-pods']);
-  });
-
-  it('tests each opt-in annotation only after checking annotations exist', () => {
-    expect(optInExpression(['a.example.com/enable'])).toBe(
-      "has(object.metadata.annotations) && ('a.example.com/enable' in object.metadata.annotations)",
-    );
+  it("marks a pod by any profile's opt-in or status annotation, whatever the profiles in force", () => {
+    expect(markedPodExpression()).toBe("has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == 'outrigger.dev/inject' || k.endsWith('/enable') || k.endsWith('/status'))");
   });
 });

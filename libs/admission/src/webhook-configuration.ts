@@ -30,21 +30,6 @@ export interface MutatingWebhookConfigurationOptions {
   readonly failurePolicy?: 'Fail' | 'Ignore';
   readonly timeoutSeconds?: number;
   readonly labels?: Readonly<Record<string, string>>;
-  /**
-   * When given (see optInAnnotationKeys), only pods carrying one of these annotations are sent
-   * to the webhook at all: other pods never wait on it, or fail with it, under failurePolicy Fail.
-   * The shipped configuration leaves it out: the webhook must see pods that do not opt in too, to
-   * refuse a forged agent before an opt-in added later could get it bound.
-   */
-  readonly optInAnnotations?: readonly string[];
-  /**
-   * When given, only pods the injector must see are sent to it (see markedPodExpression): an
-   * opt-in or status annotation of any profile, or a container named like an agent of these
-   * names. Other pods in a labelled namespace cost no webhook call. The API server never calls a
-   * webhook on reinvocation that it skipped in the first round, so an opt-in that a later webhook
-   * adds is not seen.
-   */
-  readonly skipUnmarkedPods?: { readonly agentContainerNames: readonly string[] };
 }
 
 export const DEFAULT_WEBHOOK_NAME = 'inject.outrigger.dev';
@@ -132,18 +117,10 @@ export function buildMutatingWebhookConfiguration(options: MutatingWebhookConfig
         sideEffects: 'None',
         timeoutSeconds,
         reinvocationPolicy: 'IfNeeded',
-        namespaceSelector: {
-          matchLabels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE },
-          matchExpressions: [
-            { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set<string>([...SYSTEM_NAMESPACES, installNamespace])] },
-          ],
-        },
+        namespaceSelector: injectionNamespaceSelector(installNamespace),
         matchConditions: [
           { name: 'exclude-injector-namespace', expression: excludeNamespaceExpression(installNamespace) },
-          ...(options.optInAnnotations && options.optInAnnotations.length > 0
-            ? [{ name: 'opted-in', expression: optInExpression(options.optInAnnotations) }]
-            : []),
-          ...(options.skipUnmarkedPods ? [{ name: 'marked-pods', expression: markedPodExpression(options.skipUnmarkedPods.agentContainerNames) }] : []),
+          { name: 'marked-pods', expression: markedPodExpression() },
         ],
       },
     ],
@@ -156,28 +133,27 @@ export function excludeNamespaceExpression(namespace: string): string {
   return `request.namespace != '${namespace}'`;
 }
 
-/** CEL: the pod has at least one of the annotations (keys are checked, so no escaping needed). */
-export function optInExpression(annotationKeys: readonly string[]): string {
-  for (const key of annotationKeys) {
-    if (!/^[A-Za-z0-9][-A-Za-z0-9_./]*$/.test(key)) throw new RangeError(`${JSON.stringify(key)} is not an annotation key`);
-  }
-  const tests = annotationKeys.map((key) => `'${key}' in object.metadata.annotations`).join(' || ');
-  return `has(object.metadata.annotations) && (${tests})`;
+/**
+ * CEL: a pod the injector must see, for any profile, known or added later: one that opts in
+ * (`outrigger.dev/inject`, any `<prefix>enable`) or carries a status annotation (`<prefix>status`:
+ * a forgery to refuse). Every other pod in a labelled namespace costs no webhook call; the one
+ * forgery it could carry, an agent-named container, is refused by the forged-agent policy
+ * (libs/install), whose condition is this expression's negation.
+ */
+export function markedPodExpression(): string {
+  // The profiles' ENABLE_SUFFIX and STATUS_SUFFIX (libs/agent-profiles, which depends on this library).
+  return `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${INJECT_ANNOTATION}' || k.endsWith('/enable') || k.endsWith('/status'))`;
 }
 
 /**
- * CEL: a pod the injector must see, for any profile, known or added later: one that opts in
- * (`outrigger.dev/inject`, any `<prefix>enable`), or carries a status annotation (`<prefix>status`:
- * a forgery to refuse); and one with a container named like an agent in `agentContainerNames`
- * (a forgery without annotations; container names are the profiles', so only those given).
+ * The namespaces the webhook (and every admission policy that complements it) applies to: labelled
+ * for injection, never a system namespace or the install namespace.
  */
-export function markedPodExpression(agentContainerNames: readonly string[]): string {
-  for (const name of agentContainerNames) if (!isDnsLabel(name)) throw new RangeError(`${JSON.stringify(name)} is not a container name`);
-  // The profiles' ENABLE_SUFFIX and STATUS_SUFFIX (libs/agent-profiles, which depends on this library).
-  const annotated = `(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${INJECT_ANNOTATION}' || k.endsWith('/enable') || k.endsWith('/status')))`;
-  if (agentContainerNames.length === 0) return annotated;
-  const names = `[${agentContainerNames.map((name) => `'${name}'`).join(', ')}]`;
-  return `${annotated} || object.spec.containers.exists(c, c.name in ${names}) || (has(object.spec.initContainers) && object.spec.initContainers.exists(c, c.name in ${names}))`;
+export function injectionNamespaceSelector(installNamespace: string): MutatingWebhook['namespaceSelector'] {
+  return {
+    matchLabels: { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE },
+    matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...new Set<string>([...SYSTEM_NAMESPACES, installNamespace])] }],
+  };
 }
 
 /** caBundle is base64 of the PEM text, not the PEM itself. */

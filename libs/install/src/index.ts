@@ -5,3 +5,4 @@ export * from './exec-guard.js';
 export * from './syncer-confinement.js';
 export * from './synced-rbac.js';
 export * from './rbac-rules.js';
+export * from './forged-agent-policy.js';

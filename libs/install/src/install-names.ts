@@ -20,6 +20,8 @@ export const INSTALL_NAMES = {
   servingSecret: 'outrigger-injector-tls',
   /** The exec guard's ValidatingAdmissionPolicy and its binding. */
   execGuard: 'outrigger-agent-exec-guard',
+  /** The ValidatingAdmissionPolicy (and binding) refusing agent-named containers in pods that do not opt in. */
+  forgedAgentPolicy: 'outrigger-forged-agent',
   /** The Helm chart's pre-delete hook: its Job, ServiceAccount, Role, ClusterRole and bindings. */
   uninstallHook: 'outrigger-uninstall',
 } as const;

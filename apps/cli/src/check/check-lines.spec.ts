@@ -50,6 +50,7 @@ const healthy: InstallState = {
   labelledNamespaces: ['shop'],
   execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
+  forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
   readErrors: [],
 };
@@ -77,6 +78,7 @@ describe('checkLines', () => {
       'namespaces',
       'exec-guard',
       'syncer-confinement',
+      'forged-agent',
       'agents-missing',
       'agents-outdated',
     ]);
@@ -108,6 +110,13 @@ describe('checkLines', () => {
   it.each<[string, Partial<InstallState>, string, string]>([
     ['the guard policy deleted', { execGuard: { policies: [], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the guard binding deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the forged-agent binding deleted', { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [] } }, 'forged-agent', 'outrigger restore -f deploy/base/webhook/forged-agent.yaml'],
+    [
+      'the forged-agent binding changed to warn',
+      { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Warn'] }] } },
+      'forged-agent',
+      'kubectl replace -f deploy/base/webhook/forged-agent.yaml',
+    ],
     ['the confinement policy deleted', { syncerConfinement: { policies: [], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] } }, 'syncer-confinement', 'outrigger restore -f deploy/base/rbac-syncer/syncer-confinement.yaml'],
     [
       'the confinement binding changed to audit',

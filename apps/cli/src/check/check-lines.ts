@@ -1,7 +1,7 @@
-import { EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { EXEC_GUARD_FILE, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
-import type { InstallState } from './install-state.js';
+import type { AdmissionPolicyView, InstallState } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
 export interface CheckLine {
@@ -28,7 +28,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), syncerConfinement(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), syncerConfinement(state), forgedAgent(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -175,15 +175,27 @@ function execGuard({ profiles, execGuard }: InstallState): CheckLine {
 /** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */
 function syncerConfinement({ syncerConfinement: policy }: InstallState): CheckLine {
   const unconfined = "the rbac-syncer's writes of bindings are not confined to its own (its RBAC allows deleting any ClusterRoleBinding)";
+  return shippedPolicy('syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
+}
+
+/** The policy without which a pod the webhook skips may bring a container named like an agent. */
+function forgedAgent({ forgedAgent: policy }: InstallState): CheckLine {
+  const unguarded = "a pod that does not opt in may bring a container named like a profile's agent (the webhook does not see it)";
+  return shippedPolicy('forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
+}
+
+/** A policy deploy/base ships as is (no overlay changes it): present, and bound with Deny. */
+function shippedPolicy(check: string, policy: AdmissionPolicyView, consequence: string, file: string): CheckLine {
+  const base = file.split('/').slice(0, -1).join('/');
   if (policy.policies.length === 0 || policy.bindings.length === 0) {
     const missing = policy.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
-    return fail('syncer-confinement', `${missing}: ${unconfined}`, 'creates what of the policy is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${SYNCER_CONFINEMENT_FILE}`);
+    return fail(check, `${missing}: ${consequence}`, `creates what of the policy is missing, as ${base} has it, changing nothing that exists`, `outrigger restore -f ${file}`);
   }
   if (!policy.bindings.some((b) => b.actions.includes('Deny'))) {
     const hint = 'replaces the policy with the one deploy/base ships, which no overlay changes';
-    return fail('syncer-confinement', `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${unconfined}`, hint, `kubectl replace -f ${SYNCER_CONFINEMENT_FILE}`);
+    return fail(check, `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${consequence}`, hint, `kubectl replace -f ${file}`);
   }
-  return pass('syncer-confinement', `ValidatingAdmissionPolicy ${policy.policies.join(', ')} bound with Deny`);
+  return pass(check, `ValidatingAdmissionPolicy ${policy.policies.join(', ')} bound with Deny`);
 }
 
 /** How long agents may stay outdated after their profile changed before check warns: a week of rollouts. */

@@ -25,6 +25,8 @@ export interface InstallState {
   readonly execGuard: AdmissionPolicyView;
   /** The policy that confines the rbac-syncer's own writes to its own bindings (deploy/base/rbac-syncer/syncer-confinement.yaml). */
   readonly syncerConfinement: AdmissionPolicyView;
+  /** The policy refusing agent-named containers in pods the webhook skips (deploy/base/webhook/forged-agent.yaml). */
+  readonly forgedAgent: AdmissionPolicyView;
   /** Every live opted-in pod's agent, per workload (what `outrigger agents -A` shows); undefined when it cannot be read (a read error). */
   readonly agents: AgentScan | undefined;
   /** What could not be read, e.g. `Leases in outrigger-system: 403 Forbidden`: each is a failed line. */
