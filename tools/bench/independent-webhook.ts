@@ -60,21 +60,27 @@ export function injectionPatch(pod: Pod, injection: Injection): Op[] {
   return ops;
 }
 
+/** The reply to one request body: the AdmissionReview answer's JSON, or undefined for a body that is not JSON. */
+export function answerReview(body: Buffer, injection: Injection): string | undefined {
+  let review: { apiVersion?: string; request?: { uid?: string; object?: Pod } };
+  try {
+    review = JSON.parse(body.toString('utf8')) as typeof review;
+  } catch {
+    return undefined;
+  }
+  const ops = injectionPatch(review.request?.object ?? {}, injection);
+  const response = { uid: review.request?.uid, allowed: true, ...(ops.length > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } : {}) };
+  return JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response });
+}
+
 function serve(port: number, cert: string, key: string, injection: Injection): void {
   const server = createServer({ cert, key }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      let review: { apiVersion?: string; request?: { uid?: string; object?: Pod } };
-      try {
-        review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof review;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const ops = injectionPatch(review.request?.object ?? {}, injection);
-      const response = { uid: review.request?.uid, allowed: true, ...(ops.length > 0 ? { patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } : {}) };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
+      const reply = answerReview(Buffer.concat(chunks), injection);
+      if (reply === undefined) res.writeHead(400).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(reply);
     });
   });
   // Longer than the API server's idle connections, as the injector's.

@@ -26,6 +26,8 @@ export interface RemovableItems {
 export const NO_OWNED_PATHS: OwnedPaths = { members: [], appendable: [], creatable: [] };
 
 export function mergeOwnedPaths(paths: readonly OwnedPaths[]): OwnedPaths {
+  // One mutator, the usual case: its own paths, as they are (duplicates change no check).
+  if (paths.length === 1) return paths[0] as OwnedPaths;
   const removable = new Map(paths.flatMap((p) => p.removable ?? []).map((r) => [`${r.list} ${r.namePrefix}`, r]));
   return {
     members: [...new Set(paths.flatMap((p) => p.members))],

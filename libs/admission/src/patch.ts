@@ -1,6 +1,6 @@
 import jsonpatch, { type Operation, type RemoveOperation } from 'fast-json-patch';
-import { escapePointerToken } from './json-pointer.js';
-import { isJsonObject, type JsonObject, type JsonValue } from './json-value.js';
+import { escapePointerToken, pointerTokens } from './json-pointer.js';
+import { isJsonObject, type JsonObject, type JsonValue, setMember } from './json-value.js';
 
 export type PatchOperation = Operation;
 
@@ -15,8 +15,37 @@ export function computePatch(original: JsonObject, mutated: JsonObject): PatchOp
   const removals: RemoveOperation[] = [];
   keyedRemovals(original, mutated, '', removals);
   const operations: PatchOperation[] = [...removals];
-  difference(removals.length === 0 ? original : applyPatchCopy(original, removals), mutated, '', operations);
+  difference(removals.length === 0 ? original : withoutRemoved(original, removals), mutated, '', operations);
   return operations;
+}
+
+/**
+ * `document` after `removals` (keyedRemovals' own, so every path exists), copying only the objects
+ * and lists on the removed items' paths: the rest is shared, as the diff only reads it.
+ */
+function withoutRemoved(document: JsonObject, removals: readonly RemoveOperation[]): JsonObject {
+  const copies = new Set<object>();
+  const own = <T extends JsonObject | JsonValue[]>(value: T): T => {
+    const copy = (Array.isArray(value) ? [...value] : { ...value }) as T;
+    copies.add(copy);
+    return copy;
+  };
+  const root = own(document);
+  for (const { path } of removals) {
+    const tokens = pointerTokens(path);
+    let parent: JsonObject | JsonValue[] = root;
+    for (const token of tokens.slice(0, -1)) {
+      const child = (parent as Record<string, JsonValue>)[token] as JsonObject | JsonValue[];
+      const mine = copies.has(child) ? child : own(child);
+      if (Array.isArray(parent)) parent[Number(token)] = mine;
+      else setMember(parent, token, mine);
+      parent = mine;
+    }
+    const last = tokens[tokens.length - 1] as string;
+    if (Array.isArray(parent)) parent.splice(Number(last), 1);
+    else delete parent[last];
+  }
+  return root;
 }
 
 /**

@@ -40,6 +40,19 @@ export function resourceOverrides(profile: AgentProfile, pod: PodAnnotations, na
     values.set(resource, given);
     source.set(resource, where);
   }
+  if (values.size === 0) {
+    // Nothing overridden: the verdict on the profile's own resources, the same for every pod.
+    let verdict = unchangedVerdicts.get(profile);
+    if (!verdict) unchangedVerdicts.set(profile, (verdict = withinLimits(profile, values, source)));
+    return verdict;
+  }
+  return withinLimits(profile, values, source);
+}
+
+const unchangedVerdicts = new WeakMap<AgentProfile, ResourceValues | DeniedResult>();
+
+/** `values`, unless a request would end above its limit with them set in the profile's resources. */
+function withinLimits(profile: AgentProfile, values: Map<OverridableResource, string>, source: ReadonlyMap<OverridableResource, string>): ResourceValues | DeniedResult {
   const resources = withValues(profile.container.resources ?? {}, values);
   for (const name of ['cpu', 'memory']) {
     const request = stringQuantity(objectMember(resources, 'requests'), name);
