@@ -5,7 +5,7 @@ import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission
 import { join } from 'node:path';
 import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, DEPLOY_DIR, kubeConfigFrom, poll, repoRoot, suiteKubectl } from '@outrigger/control-plane';
-import { FORGED_AGENT_POLICY_FILE } from '@outrigger/install';
+import { FORGED_AGENT_POLICY_FILE, forgedAgentBinding, forgedAgentPolicy } from '@outrigger/install';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
@@ -118,5 +118,27 @@ describe('the marked-pods match condition and the forged-agent policy on a real 
   it('judges nothing in a namespace not labelled for injection', async () => {
     const namespace = await createTestNamespace(kc, 'marked-unlabelled');
     expect(await create(namespace, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]))).toEqual({ calls: 0, containers: ['app', AGENT] });
+  });
+
+  it('with its parameters unresolvable (no such CRD), fails closed only where the webhook serves', async () => {
+    // The shipped policy and binding under another name, their parameter kind one that does not exist.
+    const name = `outrigger-forged-broken-${randomBytes(3).toString('hex')}`;
+    const policy = forgedAgentPolicy(name);
+    const broken = { ...policy, spec: { ...policy.spec, paramKind: { apiVersion: 'outrigger.dev/v1alpha1', kind: 'NoSuchProfile' } } };
+    const binding = forgedAgentBinding(name);
+    kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [broken, binding] }));
+    try {
+      const labelled = await createTestNamespace(kc, 'marked-broken', enabled);
+      await poll('the broken policy to be in force', async () => (await create(labelled, pod({}))).refused);
+      expect((await create(labelled, pod({}))).refused).toContain('failed to configure policy');
+      const unlabelled = await createTestNamespace(kc, 'marked-broken-off');
+      expect(await create(unlabelled, pod({}))).toEqual({ calls: 0, containers: ['app'] });
+      // No controller-manager here to give kube-system its ServiceAccount.
+      if (getJson(['serviceaccount', 'default', '-n', 'kube-system']) === undefined) kubectl(['create', 'serviceaccount', 'default', '-n', 'kube-system']);
+      expect(await create('kube-system', pod({}))).toEqual({ calls: 0, containers: ['app'] });
+    } finally {
+      kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicybinding', name]);
+      kubectl(['delete', '--ignore-not-found', 'validatingadmissionpolicy', name]);
+    }
   });
 });

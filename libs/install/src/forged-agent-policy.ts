@@ -22,10 +22,14 @@ export function forgedAgentPolicy(name = FORGED_AGENT_POLICY_NAME) {
     kind: 'ValidatingAdmissionPolicy',
     metadata: { name, labels: LABELS },
     spec: {
+      // Fails closed like the webhook. The API server judges a policy's configuration (its
+      // AgentProfile parameters resolvable) before its bindings and conditions: the selector here
+      // keeps such an error to the namespaces the webhook serves.
       failurePolicy: 'Fail',
       paramKind: { apiVersion: AGENT_PROFILE_API_VERSION, kind: AGENT_PROFILE_KIND },
       matchConstraints: {
         resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'] }],
+        namespaceSelector: injectionNamespaceSelector(INSTALL_NAMES.namespace),
       },
       // The complement of the webhook's condition: the pods the webhook does not see (it refuses the others' forgeries).
       matchConditions: [{ name: 'not-marked', expression: `!(${markedPodExpression()})` }],
