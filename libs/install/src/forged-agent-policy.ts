@@ -16,7 +16,7 @@ const LABELS = { 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/co
  * parameters), in exactly the namespaces the webhook serves. Every AgentProfile reserves its agent's
  * name there, in force or not.
  */
-export function forgedAgentPolicy(name = FORGED_AGENT_POLICY_NAME) {
+export function forgedAgentPolicy(name: string = FORGED_AGENT_POLICY_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -53,7 +53,7 @@ export function forgedAgentPolicy(name = FORGED_AGENT_POLICY_NAME) {
 }
 
 /** Binds the policy to every AgentProfile as parameters, denying, where the webhook applies. */
-export function forgedAgentBinding(name = FORGED_AGENT_POLICY_NAME) {
+export function forgedAgentBinding(name: string = FORGED_AGENT_POLICY_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
