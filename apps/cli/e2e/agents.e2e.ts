@@ -138,6 +138,9 @@ describe('outrigger agents on a real API server', () => {
     expect(pages.every((r) => r.query?.['limit'] === 10)).toBe(true);
     expect(pages.slice(1).every((r) => typeof r.query?.['continue'] === 'string')).toBe(true);
     const lookups = requests.map((r) => r.path).filter((p) => /\/(replicasets|jobs)\//.test(p));
+    // Only once the list is read: a lookup between pages could outlast the continue token.
+    const lastPage = requests.findLastIndex((r) => r.path === `/api/v1/namespaces/${NS}/pods`);
+    expect(requests.findIndex((r) => /\/(replicasets|jobs)\//.test(r.path))).toBeGreaterThan(lastPage);
     expect(lookups.sort()).toEqual([`/apis/apps/v1/namespaces/${NS}/replicasets/lone`, `/apis/apps/v1/namespaces/${NS}/replicasets/web-1`, `/apis/batch/v1/namespaces/${NS}/jobs/nightly-1`, `/apis/batch/v1/namespaces/${NS}/jobs/once`]);
     // The outdated agents name the reference profile's hash; the spec in force is the changed one.
     const web = scan.rows.find((r) => r.workload.name === 'web');

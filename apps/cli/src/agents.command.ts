@@ -57,7 +57,7 @@ export async function scanWithProgress(
       namespace: values.namespace,
       profile: values.profile,
       installNamespace: values['install-namespace'],
-      onProgress: io.progress && ((pods, workloads) => io.progress?.(`looked at ${pods} pods, ${workloads} workload(s) with opted-in pods so far`)),
+      onProgress: io.progress && ((pods, owners) => io.progress?.(`looked at ${pods} pods, ${owners} owner(s) of opted-in pods so far`)),
     });
   } finally {
     io.progress?.('');

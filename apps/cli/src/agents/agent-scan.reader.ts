@@ -1,7 +1,7 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, profileAppliesIn, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
 import { controllerOf, isNotFound, type KubeClient, type KubeObject, kubeJson, listPages, resourcePath } from '@outrigger/kube';
-import { agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { type AgentState, agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
 import { UsageError } from '../command-io.js';
 import { AgentReport, type WorkloadAgents } from './agent-report.js';
 import { type ControllerLookup, type OwnerRef, resolveWorkload } from './workload-owner.js';
@@ -14,8 +14,8 @@ export interface AgentScanOptions {
   /** Where the rbac-syncer keeps the earlier specs (ControllerRevisions). */
   readonly installNamespace: string;
   readonly pageSize?: number;
-  /** After each page of pods. */
-  readonly onProgress?: (pods: number, workloads: number) => void;
+  /** After each page of pods: pods looked at, and the controllers (or bare pods) of the opted-in ones. */
+  readonly onProgress?: (pods: number, owners: number) => void;
 }
 
 export interface ProfileInForce {
@@ -40,8 +40,8 @@ const OWNER_RESOURCES: Readonly<Record<string, string>> = { ReplicaSet: 'replica
 /**
  * Reads every live pod that opted into a profile, in the namespaces that take part (labelled, not a
  * system one: where the webhook injects, as the rbac-syncer counts), a page at a time, and tallies
- * its agent state per workload: what stays in memory is one entry per workload (and per ReplicaSet
- * or Job looked up).
+ * its agent state per workload: what stays in memory is the agent states of those pods, grouped by
+ * controller, then one entry per workload (and per ReplicaSet or Job looked up).
  */
 export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Promise<AgentScan> {
   const profileObjs = await kubeJson<{ items?: unknown[] }>(kc, { path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }) });
@@ -73,23 +73,39 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   let pods = 0;
   let seen = 0;
   const pageSize = options.pageSize ?? 500;
-  await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace: options.namespace }), { pageSize }, async (pod) => {
-    if (++seen % pageSize === 0) options.onProgress?.(seen, report.size);
+  // The list is read first, its pods' agent states grouped by controller; the controllers are looked
+  // up once it is read, so that lookups never outlast the list's continue token (410 Gone).
+  const byController = new Map<string, { namespace: string; pod: string; controller: OwnerRef | undefined; states: PodState[] }>();
+  await listPages(kc, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace: options.namespace }), { pageSize }, (pod) => {
+    if (++seen % pageSize === 0) options.onProgress?.(seen, byController.size);
     const metadata = (pod as JsonObject)['metadata'] as JsonObject;
-    const labels = taking.get(String(metadata['namespace']));
+    const namespace = String(metadata['namespace']);
+    const labels = taking.get(namespace);
     if (!labels) return;
     const states = podStates(pod as JsonObject, inForce, judged.filter((p) => profileAppliesIn(p, labels)), lookupRevision);
     if (states.length === 0) return;
     pods++;
-    const workload = await resolveWorkload(String(metadata['namespace']), String(metadata['name']), controllerOf(pod as KubeObject), lookup);
-    for (const { profile, state } of states) report.add(workload, profile, state);
+    const controller = controllerOf(pod as KubeObject);
+    const key = controller ? `${namespace}/${controller.kind}/${controller.name}` : `${namespace}/Pod/${String(metadata['name'])}`;
+    const group = byController.get(key);
+    if (group) group.states.push(...states);
+    else byController.set(key, { namespace, pod: String(metadata['name']), controller, states });
   });
-  options.onProgress?.(seen, report.size);
+  for (const group of byController.values()) {
+    const workload = await resolveWorkload(group.namespace, group.pod, group.controller, lookup);
+    for (const { profile, state } of group.states) report.add(workload, profile, state);
+  }
+  options.onProgress?.(seen, byController.size);
   return { profiles, refused, pods, rows: report.rows() };
 }
 
+interface PodState {
+  readonly profile: string;
+  readonly state: AgentState;
+}
+
 /** The agent state of each judged profile a live pod opted into; none for a pod that did not, is going away or has finished. */
-function podStates(pod: JsonObject, inForce: readonly AgentProfile[], judged: readonly AgentProfile[], revisions: RevisionLookup) {
+function podStates(pod: JsonObject, inForce: readonly AgentProfile[], judged: readonly AgentProfile[], revisions: RevisionLookup): PodState[] {
   const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
   const status = isJsonObject(pod['status']) ? pod['status'] : {};
   if (typeof metadata['deletionTimestamp'] === 'string') return [];
