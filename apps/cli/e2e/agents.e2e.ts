@@ -172,7 +172,7 @@ describe('outrigger rollout restart on a real API server', () => {
     expect(outrigger(['rollout', 'restart', '-n', NS]).stderr).toMatch(/--outdated, --missing or both/);
     expect(outrigger(['rollout', 'restart', '--outdated']).stderr).toMatch(/-n NAMESPACE or -A/);
     expect(outrigger(['rollout', 'restart', '--outdated', '-A', '--max-in-flight', '0']).stderr).toMatch(/--max-in-flight must be a whole number of at least 1/);
-    expect(outrigger(['rollout', 'restart', '--outdated', '-A', '--timeout', '10']).stderr).toMatch(/--timeout must be a whole number of s, m or h/);
+    expect(outrigger(['rollout', 'restart', '--outdated', '-A', '--timeout', '10']).stderr).toMatch(/--timeout: "10" is not a duration/);
   });
 
   it('--dry-run: skips what it cannot restart, with reasons; a Deployment its controller never observed counts as rolling', () => {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { inParallel, isNotFound, type KubeClient, kubeJson, resourcePath } from '@outrigger/kube';
+import { inParallel, isNotFound, type KubeClient, kubeJson, parseDuration, resourcePath } from '@outrigger/kube';
 import { filterRows } from './agents/agent-report.js';
 import { RESTARTABLE_KINDS, type WorkloadRef, workloadKey, workloadName } from './agents/workload-owner.js';
 import { SCAN_OPTIONS, scanWithProgress } from './agents.command.js';
@@ -121,9 +121,14 @@ async function restartAndWait(kc: KubeClient, w: WorkloadRef, timeoutMs: number,
   }
 }
 
-/** `90s`, `10m`, `1h`: a whole number with its unit. */
+/** `90s`, `10m`, `1h30m`: a duration as the services take them, above 0. */
 export function parseTimeout(text: string): number {
-  const match = /^(\d+)(s|m|h)$/.exec(text);
-  if (!match || Number(match[1]) === 0) throw new UsageError(`--timeout must be a whole number of s, m or h above 0 (e.g. 90s, 10m), got ${JSON.stringify(text)}`);
-  return Number(match[1]) * { s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`--timeout: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (ms <= 0) throw new UsageError(`--timeout must be above 0, got ${JSON.stringify(text)}`);
+  return ms;
 }

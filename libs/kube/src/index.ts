@@ -20,3 +20,4 @@ export * from './work-queue.js';
 export * from './controller.js';
 export * from './in-parallel.js';
 export * from './owner-reference.js';
+export * from './duration.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '@outrigger/kube';
 
 /**
  * Validates the process environment once, at startup, against a zod schema and returns the typed

@@ -1,5 +1,4 @@
 export * from './bootstrap.js';
-export * from './duration.js';
 export * from './env.js';
 export * from './health.controller.js';
 export { KUBE_CLIENT, KubeClientModule } from './kube-client.module.js';
