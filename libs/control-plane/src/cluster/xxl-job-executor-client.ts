@@ -66,13 +66,20 @@ export async function triggerShellJob(address: string, token: string | undefined
   return run;
 }
 
-/** The run's whole log once it has ended (/log says isEnd), polling until `timeoutMs`. */
+/** What an executor's /log answers for a run whose log it has not created yet (xxl-job-core's words). */
+export const LOG_NOT_YET = 'readLog fail, logFile not exists';
+
+/**
+ * The run's whole log once it has ended (/log says isEnd), polling until `timeoutMs`. A trigger is
+ * accepted before its run starts, and until then /log says LOG_NOT_YET with isEnd, as xxl-job-core
+ * does: that is not the end of the run.
+ */
 export async function awaitRunLog(address: string, token: string | undefined, run: ExecutorRun, timeoutMs = 90_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await callExecutor(address, '/log', { logDateTim: run.logDateTime, logId: run.logId, fromLineNum: 1 }, token);
     const log = answer.data as { logContent?: string; isEnd?: boolean } | undefined;
-    if (answer.code === 200 && log?.isEnd === true) return log.logContent ?? '';
+    if (answer.code === 200 && log?.isEnd === true && log.logContent !== LOG_NOT_YET) return log.logContent ?? '';
     if (Date.now() > deadline) throw new Error(`run ${run.logId} on ${address} did not end within ${timeoutMs / 1000}s: ${JSON.stringify(answer)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
