@@ -1,13 +1,12 @@
 import { injectionNamespaceSelector, markedPodExpression } from '@outrigger/admission';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_KIND } from '@outrigger/agent-profiles';
 import { generatedYaml } from './exec-guard.js';
+import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
 
 export const FORGED_AGENT_POLICY_NAME = INSTALL_NAMES.forgedAgentPolicy;
 /** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
 export const FORGED_AGENT_POLICY_FILE = 'deploy/base/webhook/forged-agent.yaml';
-
-const LABELS = { 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/component': 'webhook' };
 
 /**
  * The webhook is not called for pods without an opt-in or status annotation (its `marked-pods`
@@ -20,7 +19,7 @@ export function forgedAgentPolicy(name: string = FORGED_AGENT_POLICY_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
-    metadata: { name, labels: LABELS },
+    metadata: { name, labels: baseLabels('webhook') },
     spec: {
       // Fails closed like the webhook. The API server judges a policy's configuration (its
       // AgentProfile parameters resolvable) before its bindings and conditions: the selector here
@@ -57,7 +56,7 @@ export function forgedAgentBinding(name: string = FORGED_AGENT_POLICY_NAME) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name, labels: LABELS },
+    metadata: { name, labels: baseLabels('webhook') },
     spec: {
       policyName: name,
       validationActions: ['Deny'],

@@ -15,6 +15,6 @@ export const SERVICE_RBAC_FILES: Readonly<Record<ServiceComponent, readonly stri
 export const INJECTOR_SERVICE_FILE = 'deploy/base/injector/service.yaml';
 
 /** The labels each base gives all its objects (its kustomization's `labels`). */
-export function baseLabels(component: ServiceComponent): Record<string, string> {
+export function baseLabels(component: ServiceComponent | 'webhook'): Record<string, string> {
   return { 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/component': component };
 }
