@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { SharedInstances } from './shared-instances.js';
 
 export type ProjectionChange<P> =
   | { readonly type: 'add'; readonly key: string; readonly value: P }
@@ -32,12 +33,13 @@ export class ProjectionStore<P> {
   private readonly items = new Map<string, P>();
   /** Index group → key → how many stored projections carry it. */
   private readonly counts = new Map<string, Map<string, number>>();
-  /** Share key → the one instance stored for it, and how many objects hold it. */
-  private readonly shared = new Map<string, { readonly value: P; refs: number }>();
+  /** The one instance stored per share key, and how many objects hold it. */
+  private readonly shared: SharedInstances<P> | undefined;
   private readonly equals: (a: P, b: P) => boolean;
 
   constructor(private readonly options: ProjectionStoreOptions<P> = {}) {
     this.equals = options.equals ?? isDeepStrictEqual;
+    this.shared = options.share ? new SharedInstances(options.share) : undefined;
   }
 
   get(key: string): P | undefined {
@@ -93,22 +95,11 @@ export class ProjectionStore<P> {
 
   /** The shared instance equal to `value`, held once more. */
   private hold(value: P): P {
-    if (!this.options.share) return value;
-    const key = this.options.share(value);
-    const entry = this.shared.get(key);
-    if (!entry) {
-      this.shared.set(key, { value, refs: 1 });
-      return value;
-    }
-    entry.refs++;
-    return entry.value;
+    return this.shared ? this.shared.hold(value) : value;
   }
 
   private release(value: P): void {
-    if (!this.options.share) return;
-    const key = this.options.share(value);
-    const entry = this.shared.get(key);
-    if (entry && --entry.refs === 0) this.shared.delete(key);
+    this.shared?.release(value);
   }
 
   private reindex(old: P | undefined, value: P | undefined): void {

@@ -4,6 +4,7 @@ import { objectKey, type KubeObject } from './kube-object.js';
 import type { KubeClient } from './kube-request.js';
 import { listPages } from './list-pages.js';
 import { ProjectionStore, type ProjectionChange, type ProjectionStoreOptions } from './projection-store.js';
+import { SharedInstances } from './shared-instances.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
 
 export interface ReflectorOptions<P> {
@@ -217,13 +218,12 @@ export class Reflector<P> {
     this.armDeadTimer(this.current); // a list can hang on a half-open connection too
     const next = new Map<string, P>();
     // Projections that share a key are held once already while the list is read, not once per object.
-    const shared = new Map<string, P>();
     const share = this.options.share;
+    const shared = share ? new SharedInstances(share) : undefined;
     const collect = (obj: KubeObject) => {
       const value = this.project(obj);
       if (value === undefined) return;
-      const key = share?.(value);
-      next.set(objectKey(obj), key === undefined ? value : (shared.get(key) ?? (shared.set(key, value), value)));
+      next.set(objectKey(obj), shared ? shared.hold(value) : value);
     };
     const resourceVersion =
       this.options.streamingList && !this.streamingRefused
@@ -234,7 +234,7 @@ export class Reflector<P> {
     this.deliver(this.store.replace(next));
     // This function goes on watching: the list's maps would otherwise live as long as the watch.
     next.clear();
-    shared.clear();
+    shared?.clear();
     Object.assign(this.state, { hasSynced: true, viewComplete: true, lastSyncAt: new Date(), resourceVersion });
     this.call(() => this.options.onSynced?.());
     this.firstSync.resolve();

@@ -1,0 +1,66 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { hashString, SharedInstances } from './shared-instances.js';
+
+describe('SharedInstances', () => {
+  const byName = () => new SharedInstances<{ name: string }>((v) => v.name);
+
+  it('hands out the first instance of a key until its last holder releases it', () => {
+    const shared = byName();
+    const first = { name: 'x' };
+    expect(shared.hold(first)).toBe(first);
+    expect(shared.hold({ name: 'x' })).toBe(first);
+    shared.release({ name: 'x' });
+    expect(shared.hold({ name: 'x' })).toBe(first);
+    shared.release(first);
+    shared.release(first);
+    const fresh = { name: 'x' };
+    expect(shared.hold(fresh)).toBe(fresh);
+  });
+
+  it('tells apart keys whose hashes collide', () => {
+    // Two names with one FNV-1a hash, found by search.
+    expect(hashString('sa-562789')).toBe(hashString('sa-779192'));
+    const shared = byName();
+    const a = { name: 'sa-562789' };
+    const b = { name: 'sa-779192' };
+    expect(shared.hold(a)).toBe(a);
+    expect(shared.hold(b)).toBe(b);
+    expect(shared.hold({ name: 'sa-779192' })).toBe(b);
+    shared.release(a);
+    expect(shared.hold({ name: 'sa-779192' })).toBe(b);
+    const again = { name: 'sa-562789' };
+    expect(shared.hold(again)).toBe(again);
+  });
+
+  it('ignores a release of what it does not hold', () => {
+    const shared = byName();
+    const a = { name: 'a' };
+    shared.hold(a);
+    shared.release({ name: 'b' });
+    expect(shared.hold({ name: 'a' })).toBe(a);
+  });
+
+  it('behaves as a Map of key to instance and holder count, whatever the order of holds and releases', () => {
+    const op = fc.record({ hold: fc.boolean(), name: fc.constantFrom('sa-562789', 'sa-779192', 'a', 'b') });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const shared = byName();
+        const model = new Map<string, { value: { name: string }; refs: number }>();
+        for (const { hold, name } of ops) {
+          const value = { name };
+          if (hold) {
+            const held = model.get(name) ?? { value, refs: 0 };
+            held.refs++;
+            model.set(name, held);
+            expect(shared.hold(value)).toBe(held.value);
+          } else {
+            shared.release(value);
+            const held = model.get(name);
+            if (held && --held.refs === 0) model.delete(name);
+          }
+        }
+      }),
+    );
+  });
+});
