@@ -332,6 +332,44 @@ func TestBlockStrategies(t *testing.T) {
 	}
 }
 
+// readLog asks the agent for a run's log as the admin's log page does.
+func (a *testAgent) readLog(t *testing.T, trigger triggerRequest) logResult {
+	t.Helper()
+	r := a.call(t, "/log", testToken, logRequest{LogDateTim: trigger.LogDateTime, LogID: trigger.LogID, FromLineNum: 1})
+	data, _ := json.Marshal(r.Data)
+	var lr logResult
+	_ = json.Unmarshal(data, &lr)
+	return lr
+}
+
+func TestTheLogOfAnAcceptedTriggerIsNotEndedBeforeItsRun(t *testing.T) {
+	admin := startAdmin(t)
+	agent := startAgent(t, admin, t.TempDir(), nil)
+	first, queued, killed := shell(4, 41, "sleep 1; echo first"), shell(4, 42, "echo second"), shell(5, 51, "sleep 30")
+	agent.call(t, "/run", testToken, first)
+	agent.call(t, "/run", testToken, queued)
+	if lr := agent.readLog(t, queued); lr.IsEnd || lr.LogContent != "" || lr.ToLineNum != 0 {
+		t.Errorf("the queued run's log before it starts: %+v", lr)
+	}
+	waitCallback(t, admin, 42)
+	if lr := agent.readLog(t, queued); !lr.IsEnd || !strings.Contains(lr.LogContent, "second") {
+		t.Errorf("the run's log once it finished: %+v", lr)
+	}
+	// A trigger killed in the queue never runs: its log is then missing and ended, as upstream says.
+	agent.call(t, "/run", testToken, killed)
+	behind := shell(5, 52, "echo never")
+	agent.call(t, "/run", testToken, behind)
+	agent.call(t, "/kill", testToken, jobRequest{5})
+	waitCallback(t, admin, 52)
+	if lr := agent.readLog(t, behind); !lr.IsEnd || lr.LogContent != "readLog fail, logFile not exists" {
+		t.Errorf("the log of a trigger killed in the queue: %+v", lr)
+	}
+	// Nor is an unknown one waited for.
+	if lr := agent.readLog(t, shell(6, 61, "")); !lr.IsEnd {
+		t.Errorf("the log of a trigger never accepted: %+v", lr)
+	}
+}
+
 func TestBeanHandlersAndUnknownGlue(t *testing.T) {
 	admin := startAdmin(t)
 	agent := startAgent(t, admin, t.TempDir(), map[string]string{"report": `echo "report for $1"`})

@@ -100,6 +100,7 @@ func (e *executor) run(t triggerRequest) response {
 		e.jobs[t.JobID] = j
 	}
 	j.queue = append(j.queue, t)
+	e.logs.expect(t.LogID)
 	if j.running == nil {
 		go e.work(j)
 	}
@@ -116,6 +117,7 @@ func (e *executor) removeLocked(j *job, cause error) {
 		j.stop(cause)
 	}
 	for _, t := range j.queue {
+		e.logs.forget(t.LogID)
 		e.finish(t, codeFail, "job not executed, in the job queue, killed: "+cause.Error(), "killed", 0)
 	}
 	j.queue = nil

@@ -11,18 +11,35 @@ import (
 )
 
 // runLogs keeps each run's output in <dir>/<yyyy-MM-dd>/<logId>.log (the day of the trigger's
-// logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open.
+// logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open, and
+// an accepted trigger whose run has not started yet is in queued.
 type runLogs struct {
-	dir  string
-	mu   sync.Mutex
-	open map[int64]bool
+	dir    string
+	mu     sync.Mutex
+	open   map[int64]bool
+	queued map[int64]bool
 }
 
 func newRunLogs(dir string) (*runLogs, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &runLogs{dir: dir, open: map[int64]bool{}}, nil
+	return &runLogs{dir: dir, open: map[int64]bool{}, queued: map[int64]bool{}}, nil
+}
+
+// expect records an accepted trigger: until its run starts, /log says it is coming rather than
+// that it ended without a log (xxl-job-core answers isEnd there, and an admin stops polling).
+func (l *runLogs) expect(logID int64) {
+	l.mu.Lock()
+	l.queued[logID] = true
+	l.mu.Unlock()
+}
+
+// forget drops an accepted trigger that will not run (killed or covered in the queue).
+func (l *runLogs) forget(logID int64) {
+	l.mu.Lock()
+	delete(l.queued, logID)
+	l.mu.Unlock()
 }
 
 func (l *runLogs) path(logDateTime, logID int64) string {
@@ -36,6 +53,7 @@ func (l *runLogs) create(logDateTime, logID int64) (*os.File, error) {
 		return nil, err
 	}
 	l.mu.Lock()
+	delete(l.queued, logID)
 	l.open[logID] = true
 	l.mu.Unlock()
 	return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -53,6 +71,12 @@ func (l *runLogs) read(r logRequest) logResult {
 	from := max(r.FromLineNum, 1)
 	f, err := os.Open(l.path(r.LogDateTim, r.LogID))
 	if err != nil {
+		l.mu.Lock()
+		waiting := l.queued[r.LogID]
+		l.mu.Unlock()
+		if waiting {
+			return logResult{FromLineNum: from, ToLineNum: from - 1, IsEnd: false}
+		}
 		return logResult{FromLineNum: from, LogContent: "readLog fail, logFile not exists", IsEnd: true}
 	}
 	defer f.Close()

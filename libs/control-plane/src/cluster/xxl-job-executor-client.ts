@@ -71,8 +71,8 @@ export const LOG_NOT_YET = 'readLog fail, logFile not exists';
 
 /**
  * The run's whole log once it has ended (/log says isEnd), polling until `timeoutMs`. A trigger is
- * accepted before its run starts, and until then /log says LOG_NOT_YET with isEnd, as xxl-job-core
- * does: that is not the end of the run.
+ * accepted before its run starts; until then xxl-job-core's executors answer LOG_NOT_YET with isEnd
+ * (ours answers isEnd false): for either, that is not the end of the run.
  */
 export async function awaitRunLog(address: string, token: string | undefined, run: ExecutorRun, timeoutMs = 90_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
