@@ -36,7 +36,6 @@ export function kubectlJson<T>(args: readonly string[]): T {
   return JSON.parse(kubectl([...args, '-o', 'json'])) as T;
 }
 
-/** A fresh namespace, labelled for injection unless `labelled` is false. */
 /** `namespace/name` of every ServiceAccount bound by a profile's binding: one ClusterRoleBinding `<binding>.<namespace>` per namespace. */
 export function boundServiceAccounts(binding = 'xxl-agent-exec'): string[] {
   const list = kubectlJson<{ items: { metadata: { name: string }; subjects?: { namespace?: string; name: string }[] }[] }>([
