@@ -49,7 +49,7 @@ export class PlanExecutor {
   async execute(profile: string, plan: Actions): Promise<Execution> {
     let wrote = 0;
     const notOurs: PlanAction[] = [];
-    const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding']];
+    const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding', 'shrinkBinding']];
     for (const types of steps) {
       const actions = plan.actions.filter((a) => types.includes(a.type));
       await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
@@ -92,6 +92,16 @@ export class PlanExecutor {
         // A new binding is its own record; an Event for each would double a cold start's writes (one binding per namespace).
         const { name, namespace } = action.object.metadata;
         if (!action.create) void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
+        return 'done';
+      }
+      case 'shrinkBinding': {
+        const stored = await this.write(action.object as unknown as KubeObject, 'apply');
+        metrics.writes.inc({ kind: action.object.kind, verb: 'apply' });
+        const kept = new Set(action.object.subjects.map(subjectKey));
+        const gone = action.binding.subjects.filter((s) => !kept.has(subjectKey(s))).map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound in the binding of its namespace'})`);
+        const message = `${describeAction(action)} (of an earlier version): removed ${gone.join(', ') || 'what was edited in by hand'}; keeps ${action.object.subjects.length} subject(s) until their namespaces' own bindings hold them`;
+        log.log(message);
+        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name: action.object.metadata.name, uid: stored?.metadata?.uid }, 'SubjectsChanged', message);
         return 'done';
       }
       case 'deleteBinding': {
@@ -145,5 +155,7 @@ export function describeAction(action: PlanAction): string {
       return `${action.object.kind} ${action.object.metadata.namespace ? `${action.object.metadata.namespace}/` : ''}${action.object.metadata.name}`;
     case 'deleteBinding':
       return `${action.binding.kind} ${action.binding.kind === 'RoleBinding' ? `${action.binding.namespace}/` : ''}${action.binding.name}`;
+    case 'shrinkBinding':
+      return `${action.object.kind} ${action.object.metadata.name}`;
   }
 }

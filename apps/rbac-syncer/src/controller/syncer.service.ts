@@ -450,9 +450,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.plannedSubjects.observe({ scope: 'profile' }, plan.subjects);
     const countsDueAt = await this.writeStatus(name, { profile, missing, tally: { ...tally, notOurs: notOurs.map(describeAction) }, foreign, agents });
     if (agents) await this.missingAgents.report(name, agents.missingOwners);
-    // A binding of an earlier version goes once the namespaces' own show its subjects: look again for it.
-    const legacyLeft = this.legacyBindings(name) > plan.actions.filter((a) => a.type === 'deleteBinding' && a.binding.namespace === undefined).length;
-    return wakeAt(countsDueAt, legacyLeft ? Date.now() + LEGACY_RECHECK_MS : undefined);
+    return wakeAt(countsDueAt);
   }
 
   /**
@@ -479,6 +477,9 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
     if (summed) this.controller.enqueue(statusKey(name));
     else this.controller.enqueueAfter(statusKey(name), untilMs((this.statusWrittenAt.get(name) ?? 0) + COUNTS_WRITE_MS));
+    // A binding of an earlier version goes once the namespaces' own show its subjects, which only a
+    // plan of the whole profile sees: after a change here, not on a timer while one is stuck.
+    if (this.legacyBindings(name) > 0) this.controller.enqueueAfter(profileKey(name), LEGACY_RECHECK_MS);
     return wakeAt(plan.wakeAtMs);
   }
 

@@ -75,7 +75,11 @@ describe('desiredSubjects', () => {
     const after = desiredSubjects(input({ current: during.subjects, pods: [pod('b')], goneSince: during.goneSince, nowMs: 1_060_000 }));
     expect(after.subjects).toEqual([sa('b')]);
     expect(after.removedBecause.get('a/default')).toMatch(/no live opted-in pod/);
-    expect(after.goneSince.size).toBe(0);
+    // Remembered while still bound (a binding of an earlier version goes later), forgotten once not.
+    expect(after.goneSince.get('a/default')).toBe(1_000_000);
+    const stillHeld = desiredSubjects(input({ current: during.subjects, pods: [pod('b')], goneSince: after.goneSince, nowMs: 1_070_000 }));
+    expect(stillHeld.subjects).toEqual([sa('b')]);
+    expect(desiredSubjects(input({ current: after.subjects, pods: [pod('b')], goneSince: after.goneSince, nowMs: 1_070_000 })).goneSince.size).toBe(0);
   });
 
   it('forgets the clock when a pod comes back within the grace', () => {

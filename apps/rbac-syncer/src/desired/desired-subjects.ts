@@ -65,6 +65,9 @@ export function desiredSubjects(input: DesiredSubjectsInput): DesiredSubjects {
     const since = Math.min(input.goneSince.get(key) ?? input.nowMs, input.nowMs);
     if (input.nowMs - since >= input.graceMs) {
       removedBecause.set(key, `no live opted-in pod for ${Math.round((input.nowMs - since) / 1000)}s (grace ${Math.round(input.graceMs / 1000)}s)`);
+      // Remembered while any binding still holds it (one of an earlier version goes only with the
+      // whole profile's plan), so its grace never starts over.
+      goneSince.set(key, since);
       continue;
     }
     kept.push(subject);

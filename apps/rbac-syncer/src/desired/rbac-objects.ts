@@ -60,6 +60,17 @@ export function bindingIn(profile: string, rbac: ProfileRbac, namespace: string,
   };
 }
 
+/** A binding of an earlier version (one ClusterRoleBinding for every namespace), as stored, with `subjects` only. */
+export function earlierBinding(profile: string, binding: { readonly name: string; readonly roleRef: string }, subjects: readonly SaSubject[]): BindingObject {
+  return {
+    apiVersion: RBAC_API_VERSION,
+    kind: 'ClusterRoleBinding',
+    metadata: { name: binding.name, labels: managedLabels(profile) },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: binding.roleRef },
+    subjects: [...subjects],
+  };
+}
+
 function cleanRule(rule: PolicyRule): PolicyRule {
   return {
     apiGroups: [...rule.apiGroups],

@@ -62,6 +62,7 @@ function* afterEachAction(o: ObservedProfile, actions: readonly PlanAction[]): G
       const namespace = kind === 'RoleBinding' ? metadata.namespace : metadata.labels['outrigger.dev/namespace'];
       state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false });
     }
+    if (action.type === 'shrinkBinding') state.set(id(action.binding.kind, action.binding.name, undefined), { ...action.binding, subjects: action.object.subjects, untidy: false });
     if (action.type === 'deleteBinding') state.delete(id(action.binding.kind, action.binding.name, action.binding.namespace));
     yield state;
   }
@@ -129,6 +130,26 @@ describe('planProfile invariants', () => {
     );
   });
 
+  it('lets a binding of an earlier version only lose subjects, and keep none that no namespace binds any more', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const plan = planProfile(o);
+        for (const a of plan.actions) {
+          if (a.type !== 'shrinkBinding') continue;
+          const before = new Set(a.binding.subjects.map(subjectKey));
+          expect(a.object.subjects.every((s) => before.has(subjectKey(s)))).toBe(true);
+          expect(a.object.subjects.length).toBeGreaterThan(0);
+          expect(a.object.metadata.name).toBe(a.binding.name);
+          expect(a.object.roleRef.name).toBe(a.binding.roleRef);
+          // What it drops, no binding this plan writes holds.
+          const bound = new Set(writes(plan.actions).flatMap((w) => w.object.subjects.map(subjectKey)));
+          const kept = new Set(a.object.subjects.map(subjectKey));
+          for (const s of a.binding.subjects) if (!kept.has(subjectKey(s))) expect(bound.has(subjectKey(s))).toBe(false);
+        }
+      }),
+    );
+  });
+
   it('revokes everything at once for a foreign role, or a cluster-wide profile without the exec guard', () => {
     fc.assert(
       fc.property(observedArb, (o) => {
@@ -147,7 +168,11 @@ describe('planProfile invariants', () => {
         let current = o;
         for (let round = 0; round < 4; round++) {
           const plan = planProfile(current);
-          if (round === 3) expect(plan.actions).toEqual([]);
+          if (round === 3) {
+            expect(plan.actions).toEqual([]);
+            // With the profile in force and every pod seen, no binding of an earlier version outlives the move.
+            if (o.profile && o.viewComplete) expect(current.bindings.filter((b) => b.namespace === undefined)).toEqual([]);
+          }
           const states = [...afterEachAction(current, plan.actions)];
           const bindings = states.length ? [...(states[states.length - 1]?.values() ?? [])] : current.bindings;
           current = { ...current, bindings, goneSince: plan.goneSince };
@@ -180,7 +205,7 @@ describe('planProfile invariants', () => {
         const whole = planProfile(o);
         if (whole.roleState === 'repairing' || whole.roleState === 'foreign' || (o.profile && o.execGuardProblem !== undefined)) return;
         const alone = NAMESPACES.flatMap((namespace) => planNamespace(inNamespace(o, namespace), namespace)?.actions ?? []);
-        const legacy = whole.actions.filter((a) => a.type === 'deleteBinding' && a.binding.namespace === undefined);
+        const legacy = whole.actions.filter((a) => a.type === 'shrinkBinding' || (a.type === 'deleteBinding' && a.binding.namespace === undefined));
         expect(new Set([...alone, ...legacy].map((a) => JSON.stringify(a)))).toEqual(new Set(whole.actions.map((a) => JSON.stringify(a))));
         expect(alone.length + legacy.length).toBe(whole.actions.length);
       }),

@@ -8,7 +8,9 @@ const summary = (actions: readonly PlanAction[]) =>
       ? `${a.create ? 'create' : 'write'} ${a.object.metadata.name} ${a.object.subjects.map((s) => s.name).join(',')}`
       : a.type === 'deleteBinding'
         ? `delete ${a.binding.name}`
-        : `${a.type} ${a.object.metadata.name}`,
+        : a.type === 'shrinkBinding'
+          ? `shrink ${a.object.metadata.name} ${a.object.subjects.map((s) => `${s.namespace}/${s.name}`).join(',')}`
+          : `${a.type} ${a.object.metadata.name}`,
   );
 
 describe('planProfile', () => {
@@ -71,6 +73,20 @@ describe('planProfile', () => {
     expect(summary(halfway.actions)).toEqual(['create xxl-agent-exec.b default']);
     const done = planProfile(observed({ live, bindings: [legacy, crb('a', ['default']), crb('b', ['default'])] }));
     expect(summary(done.actions)).toEqual(['delete xxl-agent-exec']);
+  });
+
+  it('lets a single binding that cannot go yet hold back no revocation: it loses whom no namespace binds any more', () => {
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a'), sa('b', 'x'), sa('c', 'y')], untidy: false };
+    // a still has its agent (its own binding not written yet); b/x lost its pods past the grace; c was unlabelled.
+    const o = observed({ live: new Map([['a', ['default']]]), bindings: [legacy], goneSince: new Map([['b', new Map([['b/x', 0]])]]), labelledNamespaces: new Set(['a', 'b']) });
+    expect(summary(planProfile(o).actions)).toEqual(['create xxl-agent-exec.a default', 'shrink xxl-agent-exec a/default']);
+  });
+
+  it('lets no namespace over the cap keep a single binding alive', () => {
+    const names = ['sa-0', 'sa-1', 'sa-2'];
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a', 'sa-0'), sa('a', 'sa-1'), sa('b')], untidy: false };
+    const o = observed({ maxPerNamespace: 1, live: new Map([['a', names], ['b', ['default']]]), bindings: [legacy, crb('a', ['sa-0']), crb('b', ['default'])] });
+    expect(summary(planProfile(o).actions)).toEqual(['delete xxl-agent-exec']);
   });
 
   it('empties the bindings of a profile no longer in force after the grace', () => {

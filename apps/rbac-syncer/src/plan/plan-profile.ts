@@ -1,5 +1,5 @@
 import { desiredSubjects } from '../desired/desired-subjects.js';
-import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
+import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, earlierBinding, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
 import { diffSubjects, normalizeSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
 
@@ -19,7 +19,9 @@ export type PlanAction =
   | { readonly type: 'applyClusterRole'; readonly object: ClusterRoleObject }
   /** `create`: the watch does not show it (POST, so an object of that name that is not ours is never taken over). */
   | { readonly type: 'writeBinding'; readonly namespace: string; readonly object: BindingObject; readonly create: boolean; readonly before: readonly SaSubject[] }
-  | { readonly type: 'deleteBinding'; readonly binding: ObservedBinding; readonly why: string };
+  | { readonly type: 'deleteBinding'; readonly binding: ObservedBinding; readonly why: string }
+  /** A binding of an earlier version keeps only the subjects some namespace still binds (`object`: it, with those). */
+  | { readonly type: 'shrinkBinding'; readonly binding: ObservedBinding; readonly object: BindingObject };
 
 /** What the executor performs, and why subjects go (for events and logs), by subjectKey. */
 export interface Actions {
@@ -63,6 +65,7 @@ export interface ProfilePlan extends Actions {
  * - each binding holds one namespace's ServiceAccounts, at most the cap of them;
  * - a binding is deleted only when the subjects it holds that are still wanted are bound elsewhere (create before empty),
  *   or at once when its grant must stop (a foreign role, no exec guard);
+ * - a binding of an earlier version only loses subjects, and keeps none that no namespace binds any more;
  * - planning a namespace alone gives what planning the whole profile gives for it.
  */
 export function planProfile(o: ObservedProfile): ProfilePlan {
@@ -80,18 +83,25 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
 
   const grouped = groupBindings(o.bindings);
   const plans = [...namespacesOf(o)].map((namespace) => planIn(o, namespace, grouped));
-  // A binding of an earlier version holds several namespaces: it goes once each one's wanted subjects are bound in their own.
+  // A binding of an earlier version holds several namespaces: it goes once no subject of it waits
+  // to be bound in its own, and meanwhile loses every subject no namespace binds any more, so one
+  // namespace that cannot move holds back no one's revocation.
   const targets = new Set(plans.flatMap((p) => (p.target ? [p.target] : [])));
   const waiting = new Set(plans.flatMap((p) => [...p.waiting]));
-  const legacyDeletes = o.bindings.flatMap((binding): PlanAction[] =>
-    binding.namespace !== undefined || targets.has(bindingId(binding)) || binding.subjects.some((s) => waiting.has(subjectKey(s)))
-      ? []
-      : [{ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'its subjects are bound in the binding of their namespace' }],
-  );
+  const binds = new Set(plans.flatMap((p) => [...p.binds]));
+  const legacy = o.bindings.flatMap((binding): PlanAction[] => {
+    if (binding.namespace !== undefined || targets.has(bindingId(binding))) return [];
+    if (!binding.subjects.some((s) => waiting.has(subjectKey(s)))) {
+      return [{ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'its subjects are bound in the binding of their namespace' }];
+    }
+    const held = binding.subjects.filter((s) => binds.has(subjectKey(s)));
+    if (held.length === binding.subjects.length && !binding.untidy) return [];
+    return [{ type: 'shrinkBinding', binding, object: earlierBinding(o.name, binding, held) }];
+  });
   const writes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'writeBinding'));
   const deletes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'deleteBinding'));
   return {
-    actions: [...actions, ...writes, ...deletes, ...legacyDeletes],
+    actions: [...actions, ...writes, ...deletes, ...legacy],
     roleState,
     namespaces: new Map(plans.map((p) => [p.namespace, narrow(p)])),
     subjects: plans.reduce((n, p) => n + p.subjects, 0),
@@ -145,6 +155,8 @@ interface NamespaceWork extends NamespacePlan {
   readonly target: string | undefined;
   /** Subjects wanted here that the watch does not show in the target yet: a binding holding them may not go. */
   readonly waiting: ReadonlySet<string>;
+  /** Every subject this namespace's plan binds (within the cap). */
+  readonly binds: ReadonlySet<string>;
 }
 
 function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, legacySubjects }: GroupedBindings): NamespaceWork {
@@ -179,19 +191,21 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
     writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [] });
   }
 
-  // Bound where they belong, as the watch shows it: what a delete may rely on.
+  // Bound where they belong, as the watch shows it: what a delete may rely on. Subjects over the
+  // cap are never bound here, so they wait for nothing.
   const boundInTarget = new Set(stored && stored.roleRef === rbac?.clusterRole ? stored.subjects.map(subjectKey) : []);
-  const waiting = new Set(wanted.subjects.map(subjectKey).filter((k) => !boundInTarget.has(k)));
+  const binds = new Set(kept.map(subjectKey));
+  const waiting = new Set([...binds].filter((k) => !boundInTarget.has(k)));
   for (const binding of here) {
     if (bindingId(binding) === target) continue;
     if (binding.subjects.some((s) => waiting.has(subjectKey(s)))) continue; // create before empty: its subjects are written elsewhere first
     deletes.push({ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more' });
   }
-  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs: wanted.wakeAtMs, target, waiting };
+  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs: wanted.wakeAtMs, target, waiting, binds };
 }
 
 /** The plan without the profile step's working fields. */
-function narrow({ target: _target, waiting: _waiting, ...plan }: NamespaceWork): NamespacePlan {
+function narrow({ target: _target, waiting: _waiting, binds: _binds, ...plan }: NamespaceWork): NamespacePlan {
   return plan;
 }
 
