@@ -52,7 +52,7 @@ const { values } = parseArgs({
     'service-accounts': { type: 'string', default: '1' },
     // How long a start may take to converge before it counts as failed (seconds).
     'converge-timeout': { type: 'string', default: '300' },
-    // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default.
+    // The syncer runs in a memory cgroup with this limit (bytes, or 'none'); deploy/base's limit by default, none with --heap-snapshot.
     'memory-limit': { type: 'string' },
     // A V8 heap snapshot of each syncer at convergence from nothing, written into this directory (see heap-summary.ts).
     'heap-snapshot': { type: 'string' },
@@ -81,7 +81,10 @@ const PROFILE_SELECTOR = `${PROFILE_LABEL}=xxl-job`;
 // The syncer binds only pods that carry the agent as the injector writes it, so pods are created injected.
 const SIDECAR = [sidecarExtension({ profiles: [referenceProfile()], injectorVersion: 'bench' })];
 const MiB = 1048576;
-const memoryLimit = values['memory-limit'] === 'none' ? undefined : Number(values['memory-limit'] ?? deployedMemoryLimit('rbac-syncer'));
+// Writing a heap snapshot takes about the heap's size again: inside deploy/base's limit the syncer is
+// OOM-killed doing it, so --heap-snapshot runs it without a limit unless one is given.
+const noLimit = values['memory-limit'] === 'none' || (heapSnapshotDir !== undefined && values['memory-limit'] === undefined);
+const memoryLimit = noLimit ? undefined : Number(values['memory-limit'] ?? deployedMemoryLimit('rbac-syncer'));
 // Labels the pods the churn creates, so that they can be found and removed after it.
 const CHURN_LABEL = 'outrigger.dev/bench-churn';
 const seedDir = values['etcd-dir'];
