@@ -49,14 +49,23 @@ func (l *runLogs) path(logDateTime, logID int64) string {
 
 func (l *runLogs) create(logDateTime, logID int64) (*os.File, error) {
 	p := l.path(logDateTime, logID)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, err
-	}
+	// Open before the file exists, so /log never sees the run ended while it is being written.
 	l.mu.Lock()
 	delete(l.queued, logID)
 	l.open[logID] = true
 	l.mu.Unlock()
-	return os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	err := os.MkdirAll(filepath.Dir(p), 0o700)
+	var f *os.File
+	if err == nil {
+		f, err = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	}
+	if err != nil {
+		l.mu.Lock()
+		delete(l.open, logID)
+		l.mu.Unlock()
+		return nil, err
+	}
+	return f, nil
 }
 
 func (l *runLogs) close(logID int64, f *os.File) {
@@ -72,7 +81,7 @@ func (l *runLogs) read(r logRequest) logResult {
 	f, err := os.Open(l.path(r.LogDateTim, r.LogID))
 	if err != nil {
 		l.mu.Lock()
-		waiting := l.queued[r.LogID]
+		waiting := l.queued[r.LogID] || l.open[r.LogID]
 		l.mu.Unlock()
 		if waiting {
 			return logResult{FromLineNum: from, ToLineNum: from - 1, IsEnd: false}
