@@ -30,15 +30,13 @@ async function boundAnywhere(): Promise<{ single: string[] | undefined; perNames
   return { single: single ? subjects(single) : undefined, perNamespace };
 }
 
-async function singleBinding(subjects: readonly string[]): Promise<void> {
+/** The binding an earlier version wrote: every namespace's ServiceAccounts, `[namespace, name]`, in one. */
+async function singleBinding(subjects: readonly (readonly [namespace: string, name: string])[]): Promise<void> {
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name: BINDING, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [PROFILE_LABEL]: PROFILE } },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BINDING },
-      subjects: subjects.map((s) => {
-        const [namespace = '', name = ''] = s.slice(s.indexOf(':') + 1).split('/');
-        return { kind: 'ServiceAccount', namespace, name };
-      }),
+      subjects: subjects.map(([namespace, name]) => ({ kind: 'ServiceAccount', namespace, name })),
     },
   });
 }
@@ -63,8 +61,7 @@ describe('rbac-syncer upgraded from one binding for every namespace', () => {
     const teams = [await createTestNamespace(kc, 'upgrade-a', LABELS), await createTestNamespace(kc, 'upgrade-b', LABELS)];
     for (const ns of teams) await createPod(kc, ns);
     const live = teams.map((ns) => sa(ns));
-    const stale = sa(teams[0] as string, 'gone');
-    await singleBinding([...live, stale]);
+    await singleBinding([...teams.map((ns) => [ns, 'default'] as const), [teams[0] as string, 'gone']]);
 
     // Sampled from before the syncer starts until the single binding is gone.
     const gaps: string[] = [];
@@ -106,7 +103,7 @@ describe('rbac-syncer upgraded from one binding for every namespace', () => {
     await rbac.createClusterRoleBinding({
       body: { metadata: { name: foreign }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'someone' }] },
     });
-    await singleBinding([sa(free), sa(taken)]);
+    await singleBinding([[free, 'default'], [taken, 'default']]);
 
     const port = await freePort();
     syncers.push(await startSyncer({ kubeconfigPath: inject('controlPlane').kubeconfigPath, profilesFile: writeProfiles(dir, BINDING), namespace: own, lease: `rbac-syncer-${suffix}-2`, port, name: 'syncer-2', dir }));
