@@ -35,7 +35,8 @@ export class SharedInstances<P> {
     const key = this.keyOf(value);
     const hash = hashString(key);
     const bucket = this.buckets.get(hash);
-    const index = bucket?.findIndex((h) => this.keyOf(h.value) === key) ?? -1;
+    // Callers release the instance they were handed: found by identity without building its key again.
+    const index = bucket?.findIndex((h) => h.value === value || this.keyOf(h.value) === key) ?? -1;
     if (!bucket || index < 0) return;
     const held = bucket[index] as Held<P>;
     if (--held.refs > 0) return;
