@@ -211,11 +211,36 @@ describe('rbac-syncer', () => {
     const allowAll = { ...policy, spec: { ...policy.spec, validations: [{ ...policy.spec.validations[0], expression: 'true' }] } };
     await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), allowAll, { fieldManager: 'rbac-syncer-e2e', force: true });
     await eventually(subjects, (s) => s.length === 0, 'bindings removed');
-    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} differs from the shipped guard in its match rules or CEL`);
+    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} refuses less than the shipped guard: it lacks 1 of the shipped guard's validations`);
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
     await installExecGuard(inject('controlPlane').kubeconfigPath);
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'bindings restored');
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
+  });
+
+  it("keeps the bindings under a later version's guard that refuses more (an upgrade applies the guard before the syncer)", async () => {
+    const before = await subjects();
+    expect(before.length).toBeGreaterThan(0);
+    const policy = execGuardPolicy(EXEC_GUARD_NAME);
+    const tighter = {
+      ...policy,
+      spec: {
+        ...policy.spec,
+        variables: [...policy.spec.variables, { name: 'later', expression: "request.name != ''" }],
+        validations: [...policy.spec.validations, { expression: '!variables.boundByOutrigger || variables.later', reason: 'Forbidden', message: 'a later version of the guard' }],
+      },
+    };
+    const first = before[0] ?? '';
+    const watched = `${BINDING}.${first.slice(first.indexOf(':') + 1, first.indexOf('/'))}`;
+    const unchangedSince = await rbac.readClusterRoleBinding({ name: watched });
+    await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), tighter, { fieldManager: 'rbac-syncer-e2e', force: true });
+    // The syncer judges the guard on each change of it, within milliseconds: a failing guard empties the bindings well within this wait.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await subjects()).toEqual(before);
+    expect((await rbac.readClusterRoleBinding({ name: watched })).metadata?.resourceVersion).toBe(unchangedSince.metadata?.resourceVersion);
+    expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(1);
+    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).not.toContain('refuses less than the shipped guard');
+    await installExecGuard(inject('controlPlane').kubeconfigPath);
   });
 
   it('does not write when a pod event leaves the subject set unchanged', async () => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EXEC_GUARD_FILE, execGuardPolicy, execGuardYaml, guardRules } from './exec-guard.js';
+import { EXEC_GUARD_FILE, execGuardPolicy, execGuardYaml, guardRules, guardShortfall } from './exec-guard.js';
 
 describe('the exec guard', () => {
   it(`${EXEC_GUARD_FILE} is generated from it (npm run generate:exec-guard)`, () => {
@@ -15,7 +16,7 @@ describe('the exec guard', () => {
       ...shipped,
       matchConstraints: { ...shipped.matchConstraints, matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, resourceRules: shipped.matchConstraints.resourceRules.map((r) => ({ ...r, scope: '*' })) },
     };
-    expect(guardRules(stored)).toBe(rules);
+    expect(guardShortfall(guardRules(stored), rules)).toBeUndefined();
   });
 
   it.each<[string, (spec: typeof shipped) => unknown]>([
@@ -25,7 +26,40 @@ describe('the exec guard', () => {
     ['pods/exec no longer matched', (s) => ({ ...s, matchConstraints: { resourceRules: [{ ...s.matchConstraints.resourceRules[0], resources: ['pods/attach'] }] } })],
     ['namespaces excluded by a selector', (s) => ({ ...s, matchConstraints: { ...s.matchConstraints, namespaceSelector: { matchLabels: { judged: 'yes' } } } })],
     ['resources excluded', (s) => ({ ...s, matchConstraints: { ...s.matchConstraints, excludeResourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CONNECT'], resources: ['pods/exec'] }] } })],
+    ['a variable removed', (s) => ({ ...s, variables: s.variables.filter((v) => v.name !== 'callerName') })],
+    ['a validation removed, another added in its place', (s) => ({ ...s, validations: [{ expression: 'request.namespace != "kube-system"' }] })],
+    ['a match condition added (it judges fewer requests)', (s) => ({ ...s, matchConditions: [...s.matchConditions, { name: 'only-some', expression: "request.name != 'x'" }] })],
   ])('tells apart %s', (_what, rewrite) => {
-    expect(guardRules(rewrite(shipped))).not.toBe(rules);
+    expect(guardShortfall(guardRules(rewrite(shipped)), rules)).toBeDefined();
+  });
+
+  // Invariant: a guard passes only if it refuses at least what the shipped one does.
+  const cel = fc.stringMatching(/^[a-z][a-z .=!']{0,20}$/);
+  it('property: adding variables of new names and validations never makes a shortfall; changing or dropping a shipped one always does', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.stringMatching(/^x[a-z]{0,8}$/), cel)), fc.array(cel), (variables, validations) => {
+        const tighter = { ...shipped, variables: [...shipped.variables, ...variables.map(([name, expression]) => ({ name, expression }))], validations: [...validations.map((expression) => ({ expression })), ...shipped.validations] };
+        expect(guardShortfall(guardRules(tighter), rules)).toBeUndefined();
+      }),
+    );
+    fc.assert(
+      fc.property(fc.nat(), fc.boolean(), cel, (pick, variable, expression) => {
+        const list = variable ? shipped.variables : shipped.validations;
+        const at = pick % list.length;
+        const original = list[at]?.expression ?? '';
+        const changed = list.flatMap((item, i) => (i !== at ? [item] : expression === original ? [] : [{ ...item, expression }]));
+        const weaker = variable ? { ...shipped, variables: changed } : { ...shipped, validations: changed };
+        expect(guardShortfall(guardRules(weaker), rules)).toBeDefined();
+      }),
+    );
+  });
+
+  it('accepts a guard that refuses more: every shipped variable and validation kept, more added', () => {
+    const tighter = {
+      ...shipped,
+      variables: [...shipped.variables, { name: 'callerPod', expression: "has(request.userInfo.extra) ? 'x' : ''" }],
+      validations: [...shipped.validations, { expression: '!variables.boundByOutrigger || variables.callerPod == request.name' }],
+    };
+    expect(guardShortfall(guardRules(tighter), rules)).toBeUndefined();
   });
 });

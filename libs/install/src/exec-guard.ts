@@ -66,23 +66,49 @@ export function execGuardBinding(name = EXEC_GUARD_NAME) {
   };
 }
 
-/** The policy's parts that decide what it refuses, in a form to compare with a stored policy's. */
-export function guardRules(spec: unknown): string {
+/** The parts of a guard policy that decide what it refuses, parsed from a stored or shipped spec. */
+export interface GuardRules {
+  /** Who and what it judges: match constraints and match conditions, in canonical JSON. */
+  readonly match: string;
+  /** Its variables, name → CEL. */
+  readonly variables: Readonly<Record<string, string>>;
+  /** Its validations' CEL, each of which must hold. */
+  readonly validations: readonly string[];
+}
+
+export function guardRules(spec: unknown): GuardRules {
   const s = (spec ?? {}) as Record<string, unknown>;
   const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
   const pick = (o: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, o[k] ?? null]));
   const constraints = (s['matchConstraints'] ?? {}) as Record<string, unknown>;
   // The API server stores an absent selector as {} (everything): both mean the same.
   const selector = (v: unknown) => (v && typeof v === 'object' && Object.keys(v).length > 0 ? v : {});
-  return JSON.stringify({
-    namespaceSelector: selector(constraints['namespaceSelector']),
-    objectSelector: selector(constraints['objectSelector']),
-    excludeResourceRules: list(constraints['excludeResourceRules']),
-    resourceRules: list(constraints['resourceRules']).map((r) => pick(r, ['apiGroups', 'apiVersions', 'operations', 'resources'])),
-    matchConditions: list(s['matchConditions']).map((c) => pick(c, ['name', 'expression'])),
-    variables: list(s['variables']).map((v) => pick(v, ['name', 'expression'])),
-    validations: list(s['validations']).map((v) => pick(v, ['expression'])),
-  });
+  return {
+    match: JSON.stringify({
+      namespaceSelector: selector(constraints['namespaceSelector']),
+      objectSelector: selector(constraints['objectSelector']),
+      excludeResourceRules: list(constraints['excludeResourceRules']),
+      resourceRules: list(constraints['resourceRules']).map((r) => pick(r, ['apiGroups', 'apiVersions', 'operations', 'resources'])),
+      matchConditions: list(s['matchConditions']).map((c) => pick(c, ['name', 'expression'])),
+    }),
+    variables: Object.fromEntries(list(s['variables']).map((v) => [String(v['name']), String(v['expression'])])),
+    validations: list(s['validations']).map((v) => String(v['expression'])),
+  };
+}
+
+/**
+ * How a stored guard refuses less than the shipped one, or undefined when it refuses at least
+ * all the shipped one does: it judges the same requests, and holds every shipped variable and
+ * validation as shipped. Validations beyond those (a later version's guard) only refuse more, so
+ * an upgrade that tightens the guard does not look like tampering to a syncer not yet upgraded.
+ */
+export function guardShortfall(stored: GuardRules, shipped: GuardRules): string | undefined {
+  if (stored.match !== shipped.match) return 'its match rules or conditions differ from the shipped guard';
+  const variable = Object.keys(shipped.variables).find((name) => stored.variables[name] !== shipped.variables[name]);
+  if (variable !== undefined) return `its variable ${variable} differs from the shipped guard's or is missing`;
+  const missing = shipped.validations.filter((v) => !stored.validations.includes(v));
+  if (missing.length > 0) return `it lacks ${missing.length} of the shipped guard's validations (rewritten or removed)`;
+  return undefined;
 }
 
 /** deploy/base/rbac-syncer/exec-guard.yaml. */

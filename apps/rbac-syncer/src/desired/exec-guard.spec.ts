@@ -54,9 +54,18 @@ describe('execGuardProblem', () => {
     const b = projectGuardBinding(binding);
     const spec = policy.spec as { validations: { expression: string }[]; matchConstraints: Record<string, unknown> };
     const allowAll = withSpec(policy, { validations: [{ ...spec.validations[0], expression: 'true' }] });
-    expect(execGuardProblem(NAME, projectGuardPolicy(allowAll), b)).toMatch(/ValidatingAdmissionPolicy \S+ differs from the shipped guard in its match rules or CEL/);
+    expect(execGuardProblem(NAME, projectGuardPolicy(allowAll), b)).toMatch(/ValidatingAdmissionPolicy \S+ refuses less than the shipped guard: it lacks 1 of the shipped guard's validations/);
     const someNamespaces = withSpec(policy, { matchConstraints: { ...spec.matchConstraints, namespaceSelector: { matchLabels: { judged: 'yes' } } } });
-    expect(execGuardProblem(NAME, projectGuardPolicy(someNamespaces), b)).toMatch(/differs from the shipped guard/);
+    expect(execGuardProblem(NAME, projectGuardPolicy(someNamespaces), b)).toMatch(/refuses less than the shipped guard: its match rules or conditions differ/);
+  });
+
+  it("a later version's guard, which refuses more with a validation of its own, is the guard", () => {
+    const spec = policy.spec as { variables: { name: string; expression: string }[]; validations: { expression: string }[] };
+    const tighter = withSpec(policy, {
+      variables: [...spec.variables, { name: 'later', expression: "request.name != ''" }],
+      validations: [...spec.validations, { expression: '!variables.boundByOutrigger || variables.later', reason: 'Forbidden' }],
+    });
+    expect(execGuardProblem(NAME, projectGuardPolicy(tighter), projectGuardBinding(binding))).toBeUndefined();
   });
 
   it('a binding that narrows what it judges is not the guard; the selectors the API server defaults are no narrowing', () => {

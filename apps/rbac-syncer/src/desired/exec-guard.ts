@@ -1,4 +1,4 @@
-import { EXEC_GUARD_FILE, execGuardPolicy, guardRules } from '@outrigger/install';
+import { EXEC_GUARD_FILE, execGuardPolicy, guardRules, guardShortfall, type GuardRules } from '@outrigger/install';
 import type { KubeObject } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 
@@ -6,8 +6,8 @@ import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 export interface GuardPolicyView {
   readonly failurePolicy: string;
   readonly paramKind: string;
-  /** Its match rules and CEL (guardRules), to compare with the shipped guard's. */
-  readonly rules: string;
+  /** Its match rules and CEL, to compare with the shipped guard's. */
+  readonly rules: GuardRules;
 }
 
 /** The exec guard's ValidatingAdmissionPolicyBinding, likewise. */
@@ -55,8 +55,9 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
 
 /**
  * Why the exec guard is not in force, or undefined when it is: the policy and its binding exist,
- * the policy fails closed, takes our ClusterRoleBindings as parameters and has the shipped match
- * rules and CEL, and the binding denies, selects exactly our bindings and judges all it matches. Without it a ClusterRoleBinding would give every agent exec
+ * the policy fails closed, takes our ClusterRoleBindings as parameters and refuses at least what
+ * the shipped guard refuses (guardShortfall), and the binding denies, selects exactly our bindings
+ * and judges all it matches. Without it a ClusterRoleBinding would give every agent exec
  * into every namespace, so the syncer keeps such bindings empty meanwhile.
  */
 export function execGuardProblem(name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
@@ -65,7 +66,8 @@ export function execGuardProblem(name: string, policy: GuardPolicyView | undefin
   else {
     if (policy.failurePolicy !== 'Fail') problems.push(`ValidatingAdmissionPolicy ${name} has failurePolicy ${policy.failurePolicy}, not Fail`);
     if (policy.paramKind !== 'rbac.authorization.k8s.io/v1/ClusterRoleBinding') problems.push(`ValidatingAdmissionPolicy ${name} takes ${policy.paramKind} as parameters, not ClusterRoleBindings`);
-    if (policy.rules !== SHIPPED_RULES) problems.push(`ValidatingAdmissionPolicy ${name} differs from the shipped guard in its match rules or CEL`);
+    const shortfall = guardShortfall(policy.rules, SHIPPED_RULES);
+    if (shortfall !== undefined) problems.push(`ValidatingAdmissionPolicy ${name} refuses less than the shipped guard: ${shortfall}`);
   }
   if (!binding) problems.push(`ValidatingAdmissionPolicyBinding ${name} not found`);
   else {
