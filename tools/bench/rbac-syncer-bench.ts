@@ -27,7 +27,7 @@ import { settle, type PendingChange, type Settled } from './subject-changes.js';
 // --service-accounts N: N ServiceAccounts per namespace (names of 200 characters), the pods spread over them.
 // --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
 // --peer adds, each round, an independent peer of the cold start: a client-go informer over every pod
-// (tools/kube/cmd/informer-peer, Go), which only reads; the floor of reading every pod once on this machine.
+// (tools/kube/cmd/informer-peer, Go), which only reads, in protobuf as client-go asks by default.
 // --list-floor adds, each round, the API server's own floor: every pod sent (JSON and protobuf, pages and
 // WatchList) to a client that throws the bytes away unread (list-floor.ts).
 const { values } = parseArgs({

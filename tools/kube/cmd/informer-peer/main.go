@@ -1,7 +1,8 @@
 // Command informer-peer is the independent peer of the rbac-syncer's cold start in tools/bench: a
 // client-go shared informer over every pod (as a Go operator would write it), keeping only what the
 // syncer needs per pod, that reports when its cache has synced and which ServiceAccounts run a pod
-// carrying the agent container. It binds nothing: it is the floor of "read every pod once".
+// carrying the agent container. It binds nothing: "read every pod once" as client-go does it, which asks
+// for protobuf (the syncer reads JSON; rbac-syncer-bench --list-floor times both encodings unread).
 //
 //	informer-peer --kubeconfig=<file> --agent-container=<name>
 //
