@@ -94,7 +94,7 @@ function field(message: Buffer, number: number): Buffer | undefined {
   return undefined;
 }
 
-function varint(buf: Buffer, at: number): [number, number] {
+export function varint(buf: Uint8Array, at: number): [number, number] {
   let value = 0;
   for (let shift = 0; ; shift += 7) {
     const byte = buf[at++] ?? 0;

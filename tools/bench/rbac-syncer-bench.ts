@@ -12,6 +12,7 @@ import { inParallel } from '@outrigger/kube';
 import { parseSamples } from '../observability/exposition.js';
 import { listFloor, type ListEncoding, type ListMode } from './list-floor.js';
 import { MemoryCgroup } from './memory-cgroup.js';
+import { walkProtobufPods } from './protobuf-pod-walk.js';
 import { cpuMs, findPid, procStatusBytes } from './proc.js';
 import { quantile, spread } from './stats.js';
 import { settle, type PendingChange, type Settled } from './subject-changes.js';
@@ -29,7 +30,8 @@ import { settle, type PendingChange, type Settled } from './subject-changes.js';
 // --peer adds, each round, an independent peer of the cold start: a client-go informer over every pod
 // (tools/kube/cmd/informer-peer, Go), which only reads, in protobuf as client-go asks by default.
 // --list-floor adds, each round, the API server's own floor: every pod sent (JSON and protobuf, pages and
-// WatchList) to a client that throws the bytes away unread (list-floor.ts).
+// WatchList) to a client that throws the bytes away unread (list-floor.ts); and the protobuf WatchList
+// walked by a minimal decoder of what the syncer reads (protobuf-pod-walk.ts), the lever's measure.
 const { values } = parseArgs({
   options: {
     pods: { type: 'string', default: '10000' },
@@ -133,6 +135,7 @@ try {
   const results = configs.map(() => ({ converged: [] as number[], rss: [] as number[], writes: [] as number[], restart: [] as number[], restartWrites: [] as number[] }));
   const peerRuns: PeerRun[] = [];
   const floors = FLOORS.map(() => [] as number[]);
+  const walks: number[] = [];
   for (let round = 0; round < rounds; round++) {
     if (values['list-floor']) {
       for (const [i, { encoding, mode }] of FLOORS.entries()) {
@@ -140,6 +143,10 @@ try {
         floors[i]?.push(floor.ms / 1000);
         console.log(`  round ${round + 1}, the API server alone (${encoding}, ${mode}, read by no one): ${(floor.bytes / 1e6).toFixed(0)} MB in ${(floor.ms / 1000).toFixed(1)} s`);
       }
+      const walk = await walkProtobufPods(kc, referenceProfile().container.name);
+      if (walk.subjects !== seededSubjects) throw new Error(`the protobuf walk saw ${walk.subjects} subjects, ${seededSubjects} expected`);
+      walks.push(walk.ms / 1000);
+      console.log(`  round ${round + 1}, protobuf WatchList walked for what the syncer reads: ${walk.pods} pods, ${walk.subjects} subjects, ${(walk.bytes / 1e6).toFixed(0)} MB in ${(walk.ms / 1000).toFixed(1)} s`);
     }
     if (values.peer) {
       const run = await informerPeer(cp.kubeconfigPath);
@@ -209,6 +216,7 @@ try {
       const floor = floors[j] ?? [];
       if (floor.length) console.log(`  vs the API server alone (${encoding}, ${mode}; ${fmt(spread(floor), 1)} s): restart ${ratio(r.restart, floor, 'the floor')}, from nothing ${ratio(r.converged, floor, 'the floor')}`);
     }
+    if (walks.length) console.log(`  vs the protobuf WatchList walked for what the syncer reads (${fmt(spread(walks), 1)} s): restart ${ratio(r.restart, walks, 'the walk')}, from nothing ${ratio(r.converged, walks, 'the walk')}`);
   }
 
   // (b) Churn, on the first configuration of each syncer (the baseline's and this one's).
