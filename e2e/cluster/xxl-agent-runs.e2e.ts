@@ -134,7 +134,7 @@ describe('the XXL-JOB agent runs jobs as xxl-job-admin asks, on the real node', 
     try {
       await eventually(() => expect(kubectlJson<{ items: unknown[] }>(['get', 'pods', '-n', ns, '-l', 'app=xxl-job-admin']).items).toEqual([]), 'the admin gone', 60_000);
       for (const n of [1, 2, 3]) runs.push(await triggerShellJob(address, ACCESS_TOKEN, `echo "away $1" >> /tmp/away.log`, { jobId: 30 + n, params: String(n) }));
-      await eventually(async () => expect(await pendingCallbacks()).toBe(3), 'three results spooled', 60_000);
+      await withAgentLog(eventually(async () => expect(await pendingCallbacks()).toBe(3), 'three results spooled', 60_000));
 
       // The agent restarts (SIGTERM from the node's containerd, kubelet starts it again): its spool is the pod's emptyDir.
       const restarts = agentRestarts();
@@ -143,7 +143,7 @@ describe('the XXL-JOB agent runs jobs as xxl-job-admin asks, on the real node', 
       kubectl(['wait', '-n', ns, `pod/${POD}`, '--for=condition=Ready', '--timeout=180s']);
       await eventually(async () => expect(await pendingCallbacks()).toBe(3), 'the restarted agent holding the three results', 60_000);
       runs.push(await triggerShellJob(address, ACCESS_TOKEN, `echo "away $1" >> /tmp/away.log`, { jobId: 34, params: '4' }));
-      await eventually(async () => expect(await pendingCallbacks()).toBe(4), 'four results spooled', 60_000);
+      await withAgentLog(eventually(async () => expect(await pendingCallbacks()).toBe(4), 'four results spooled', 60_000));
       // Away for 30 s more: the agent's retries meet no admin meanwhile.
       await new Promise((r) => setTimeout(r, 30_000));
       expect(await pendingCallbacks()).toBe(4);
@@ -159,6 +159,16 @@ describe('the XXL-JOB agent runs jobs as xxl-job-admin asks, on the real node', 
     expect(lines('/tmp/away.log').sort()).toEqual(['away 1', 'away 2', 'away 3', 'away 4']);
   });
 });
+
+/** A failed wait on the agent, with the agent's recent log: what it did with each run and callback. */
+async function withAgentLog<T>(wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (error) {
+    const name = agentOf(kubectlJson<PodJson>(['get', 'pod', POD, '-n', ns]))?.name ?? '';
+    throw new Error(`${(error as Error).message}\nthe agent's log:\n${kubectl(['logs', '-n', ns, POD, '-c', name, '--tail=200'])}`, { cause: error });
+  }
+}
 
 async function pendingCallbacks(): Promise<number> {
   const response = await fetch(`${address}/metrics`, { signal: AbortSignal.timeout(10_000) });
