@@ -1,5 +1,6 @@
 import { request, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { firstField } from './protobuf-wire.js';
 
 // The API server's own floor for "read every pod once": every pod sent and thrown away unread, so
 // the time is the API server's (and the socket's), none of any client's decoding or bookkeeping.
@@ -13,14 +14,15 @@ export interface ListFloor {
 
 const ACCEPT: Record<ListEncoding, string> = { json: 'application/json', protobuf: 'application/vnd.kubernetes.protobuf' };
 // The bookmark that ends a WatchList's initial events carries this annotation, in either encoding.
-const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
+export const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
+export const WATCH_LIST = '/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
 const PAGE_SIZE = 500;
 
 export async function listFloor(kc: KubeConfig, encoding: ListEncoding, mode: ListMode): Promise<ListFloor> {
   const started = performance.now();
   let bytes = 0;
   if (mode === 'stream') {
-    bytes = await get(kc, '/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true', encoding, 'until-initial-events-end').then((r) => r.bytes);
+    bytes = await get(kc, WATCH_LIST, encoding, 'until-initial-events-end').then((r) => r.bytes);
   } else {
     let token: string | undefined;
     do {
@@ -32,6 +34,14 @@ export async function listFloor(kc: KubeConfig, encoding: ListEncoding, mode: Li
   return { ms: performance.now() - started, bytes };
 }
 
+/** A GET of `path` on the kubeconfig's API server, with its credentials. */
+export async function getOptions(kc: KubeConfig, path: string, accept: string): Promise<RequestOptions> {
+  const server = new URL(kc.getCurrentCluster()?.server ?? '');
+  const options: RequestOptions = { method: 'GET', host: server.hostname, port: server.port, path, headers: { accept } };
+  await kc.applyToHTTPSOptions(options);
+  return options;
+}
+
 interface Response {
   bytes: number;
   /** The answer's first bytes: where the list's metadata (and its continue token) is. */
@@ -39,9 +49,7 @@ interface Response {
 }
 
 async function get(kc: KubeConfig, path: string, encoding: ListEncoding, until: 'whole' | 'until-initial-events-end'): Promise<Response> {
-  const server = new URL(kc.getCurrentCluster()?.server ?? '');
-  const options: RequestOptions = { method: 'GET', host: server.hostname, port: server.port, path, headers: { accept: ACCEPT[encoding] } };
-  await kc.applyToHTTPSOptions(options);
+  const options = await getOptions(kc, path, ACCEPT[encoding]);
   return new Promise((resolve, reject) => {
     const req = request(options, (res) => {
       if (res.statusCode !== 200) reject(new Error(`GET ${path} answered ${res.statusCode}`));
@@ -75,30 +83,8 @@ function jsonContinue(head: Buffer): string | undefined {
 
 /** The continue token of a protobuf list: envelope `k8s\0` + Unknown{raw: 2} → PodList{metadata: 1} → ListMeta{continue: 3}. */
 function protobufContinue(head: Buffer): string | undefined {
-  const raw = field(head.subarray(4), 2);
-  const meta = raw && field(raw, 1);
-  const token = meta && field(meta, 3);
+  const raw = firstField(head.subarray(4), 2);
+  const meta = raw && firstField(raw, 1);
+  const token = meta && firstField(meta, 3);
   return token?.length ? token.toString('utf8') : undefined;
-}
-
-/** The first length-delimited field `number` of a protobuf message (the message may be cut short after it). */
-function field(message: Buffer, number: number): Buffer | undefined {
-  let at = 0;
-  while (at < message.length) {
-    const [key, afterKey] = varint(message, at);
-    if ((key & 7) !== 2) return undefined; // every field before the ones read here is length-delimited
-    const [length, start] = varint(message, afterKey);
-    if (key >>> 3 === number) return message.subarray(start, start + length);
-    at = start + length;
-  }
-  return undefined;
-}
-
-export function varint(buf: Uint8Array, at: number): [number, number] {
-  let value = 0;
-  for (let shift = 0; ; shift += 7) {
-    const byte = buf[at++] ?? 0;
-    value += (byte & 0x7f) * 2 ** shift;
-    if (byte < 0x80) return [value, at];
-  }
 }

@@ -1,6 +1,7 @@
-import { request, type RequestOptions } from 'node:https';
+import { request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { varint } from './list-floor.js';
+import { getOptions, INITIAL_EVENTS_END, WATCH_LIST } from './list-floor.js';
+import { eachField as each } from './protobuf-wire.js';
 
 // What reading the pods in protobuf would cost the rbac-syncer: the WatchList the syncer reads,
 // asked for in protobuf, with each pod walked by a minimal decoder that materialises only what the
@@ -17,8 +18,6 @@ export interface ProtobufWalk {
   subjects: number;
 }
 
-const WATCH_LIST = '/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
-const INITIAL_EVENTS_END = Buffer.from('k8s.io/initial-events-end');
 // Field numbers of k8s.io/api/core/v1 and k8s.io/apimachinery generated.proto.
 const WATCH_EVENT = { type: 1, object: 2 } as const;
 const RAW_EXTENSION_RAW = 1;
@@ -31,9 +30,7 @@ const CONTAINER_STRING_LISTS = new Set([3, 4]); // command, args
 const decoder = new TextDecoder();
 
 export async function walkProtobufPods(kc: KubeConfig, agentContainer: string): Promise<ProtobufWalk> {
-  const server = new URL(kc.getCurrentCluster()?.server ?? '');
-  const options: RequestOptions = { method: 'GET', host: server.hostname, port: server.port, path: WATCH_LIST, headers: { accept: 'application/vnd.kubernetes.protobuf;stream=watch' } };
-  await kc.applyToHTTPSOptions(options);
+  const options = await getOptions(kc, WATCH_LIST, 'application/vnd.kubernetes.protobuf;stream=watch');
   const started = performance.now();
   const subjects = new Set<string>();
   let pods = 0;
@@ -118,23 +115,6 @@ function walkPod(b: Buffer, from: number, to: number, agentContainer: string) {
       });
   });
   return pod;
-}
-
-/** Calls `visit` with each length-delimited field of the message b[from, to); other wire types are skipped. */
-function each(b: Buffer, from: number, to: number, visit: (field: number, start: number, end: number) => void): void {
-  let at = from;
-  while (at < to) {
-    const [key, afterKey] = varint(b, at);
-    const wire = key & 7;
-    if (wire === 2) {
-      const [length, start] = varint(b, afterKey);
-      visit(key >>> 3, start, start + length);
-      at = start + length;
-    } else if (wire === 0) at = varint(b, afterKey)[1];
-    else if (wire === 1) at = afterKey + 8;
-    else if (wire === 5) at = afterKey + 4;
-    else throw new Error(`protobuf wire type ${wire} at ${at}`);
-  }
 }
 
 function text(b: Buffer, start: number, end: number): string {
