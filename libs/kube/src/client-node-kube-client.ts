@@ -39,7 +39,7 @@ export class ClientNodeKubeClient implements KubeClient {
     }
     const { kc, runtime } = await this.loaded;
     const ctx = new runtime.RequestContext(requestUrl(this.server, request).toString(), request.method ?? 'GET');
-    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setHeaderParam('Accept', request.accept ?? 'application/json');
     if (request.body !== undefined) {
       ctx.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
       ctx.setBody(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));

@@ -55,7 +55,7 @@ export class HttpsKubeClient implements KubeClient {
   request(request: KubeRequest): Promise<KubeResponse> {
     const url = requestUrl(this.server, request);
     const body = request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-    const headers: Record<string, string | string[]> = { Accept: 'application/json', ...this.authHeaders() };
+    const headers: Record<string, string | string[]> = { Accept: request.accept ?? 'application/json', ...this.authHeaders() };
     if (body !== undefined) {
       headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(body));

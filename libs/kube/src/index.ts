@@ -21,3 +21,5 @@ export * from './controller.js';
 export * from './in-parallel.js';
 export * from './owner-reference.js';
 export * from './duration.js';
+export * from './protobuf-schema.js';
+export { KUBE_PROTOBUF_SCHEMA } from './generated/protobuf-schema.js';

@@ -10,6 +10,8 @@ export interface KubeRequest {
   /** Sent as JSON unless it is already a string. */
   readonly body?: unknown;
   readonly contentType?: string;
+  /** The Accept header; `application/json` by default. */
+  readonly accept?: string;
   readonly signal?: AbortSignal;
   /** Abort if the whole request (headers and body) takes longer; none by default (watches). */
   readonly timeoutMs?: number;

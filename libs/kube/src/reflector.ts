@@ -3,6 +3,7 @@ import { Backoff, type BackoffOptions } from './backoff.js';
 import { objectKey, type KubeObject } from './kube-object.js';
 import type { KubeClient } from './kube-request.js';
 import { listPages } from './list-pages.js';
+import type { ProtobufSchema } from './protobuf-schema.js';
 import { ProjectionStore, type ProjectionChange, type ProjectionStoreOptions } from './projection-store.js';
 import { SharedInstances } from './shared-instances.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
@@ -27,6 +28,12 @@ export interface ReflectorOptions<P> {
    * WatchList feature gate is off).
    */
   readonly streamingList?: boolean;
+  /**
+   * Watches (and streaming lists) in protobuf, decoded with this schema to the JSON `project`
+   * receives: for built-in kinds only. The API server encodes protobuf several times faster than
+   * JSON, which is most of a cold start over 100 000s of pods. List pages stay JSON.
+   */
+  readonly protobuf?: ProtobufSchema;
   /**
    * A watch that delivers neither an event nor a bookmark for this long is taken for dead (half-open
    * connection, stuck proxy) and restarted. The apiserver sends bookmarks about once a minute,
@@ -255,6 +262,7 @@ export class Reflector<P> {
         },
         controller.signal,
         (event) => this.handle(event, controller),
+        this.options.protobuf,
       );
       // The server ended the watch normally: resume from where we are, no relist needed.
       this.clearDeadTimer();
@@ -278,7 +286,7 @@ export class Reflector<P> {
         if (event.type !== 'BOOKMARK' || event.object.metadata?.annotations?.[INITIAL_EVENTS_END] !== 'true') return;
         end = event.object.metadata.resourceVersion ?? '';
         throw INITIAL_EVENTS_ENDED; // the changes come from a watch of their own
-      });
+      }, this.options.protobuf);
     } catch (error) {
       if (error === INITIAL_EVENTS_ENDED && end) return end;
       if (error instanceof KubeApiError && (error.code === 400 || error.code === 422) && !controller.signal.aborted) {
