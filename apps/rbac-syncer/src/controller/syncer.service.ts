@@ -10,6 +10,7 @@ import {
   isConflict,
   describePermission,
   EventRecorder,
+  KUBE_PROTOBUF_SCHEMA,
   missingPermissions,
   objectKey,
   resourcePath,
@@ -223,6 +224,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: this.config.podPageSize,
       streamingList: this.config.podStreamingList,
+      ...(this.config.podProtobuf ? { protobuf: KUBE_PROTOBUF_SCHEMA } : {}),
       project: (pod) =>
         projectPod(
           pod as never,

@@ -63,6 +63,9 @@ describe('projectPod', () => {
     expect(bound(noStatus)).toEqual([]);
     const otherProfile = edit(injected(), (p) => (p.metadata.annotations['xxl-agent/status'] = '{"profile":"other"}'));
     expect(bound(otherProfile)).toEqual([]);
+    // A container field newer than the protobuf schema is read as such a mark (libs/kube protobuf-schema.ts): never bound.
+    const unreadField = edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['(protobuf field 99)'] = true)));
+    expect(bound(unreadField)).toEqual([]);
   });
 
   it('drops pods that opted out, are finished or have invalid annotations', () => {
