@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeKubeObject, decodeWatchEvent, type ProtobufSchema } from './protobuf-schema.js';
+import { decodeKubeObject, decodeWatchEvent, type ProtobufSchema, withoutFields } from './protobuf-schema.js';
 
 // The decoder's rules on hand-written bytes; protobuf.e2e.ts holds it to the API server's own JSON.
 
@@ -81,6 +81,15 @@ describe('decodeKubeObject', () => {
     expect(() => decode([0x10, 0x80])).toThrow(/ends inside a varint/);
     expect(() => decodeKubeObject(SCHEMA, Uint8Array.from([0x7b, 0x7d]))).toThrow('does not start with the k8s envelope');
     expect(() => decodeKubeObject(SCHEMA, envelope('Other', []))).toThrow('no schema for kind "Other"');
+  });
+});
+
+describe('withoutFields', () => {
+  it('skips the named fields unread, and refuses a name the schema lacks', () => {
+    const schema = withoutFields(SCHEMA, ['t.Thing.labels', 't.Inner.level']);
+    const thing = decodeKubeObject(schema, envelope('Thing', [...bytes(4, [...bytes(1, 'app'), ...bytes(2, 'shop')]), ...bytes(11, int(2, 3)), ...bytes(1, 'a')]));
+    expect(thing).toStrictEqual({ kind: 'Thing', apiVersion: 'v1', name: 'a', mode: '', port: 0, groups: null, inner: {}, limits: null });
+    expect(() => withoutFields(SCHEMA, ['t.Thing.nothing'])).toThrow('no field t.Thing.nothing');
   });
 });
 

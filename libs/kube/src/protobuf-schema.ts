@@ -22,6 +22,8 @@ export interface ProtobufField {
   readonly omitZero?: boolean;
   readonly pointer?: boolean;
   readonly inline?: boolean;
+  /** Skipped unread, neither decoded nor defaulted (see withoutFields). */
+  readonly omit?: boolean;
 }
 
 /** The content type of Kubernetes protobuf; with `;stream=watch` for watches. */
@@ -62,7 +64,8 @@ const KINDS: Readonly<Record<string, Kind>> = {
 interface Message {
   readonly name: string;
   byNumber: Array<Field | undefined>;
-  fields: Field[];
+  /** The fields encoding/json writes even when protobuf did not carry them (see finish). */
+  defaults: Field[];
 }
 
 interface Field extends ProtobufField {
@@ -90,7 +93,7 @@ function compile(schema: ProtobufSchema): Compiled {
     if (!message) throw new Error(`protobuf schema: ${where} refers to message ${type}, which it does not define`);
     return message;
   };
-  for (const name of Object.keys(schema.messages)) messages.set(name, { name, byNumber: [], fields: [] });
+  for (const name of Object.keys(schema.messages)) messages.set(name, { name, byNumber: [], defaults: [] });
   for (const [name, fields] of Object.entries(schema.messages)) {
     const message = messageOf(name, name);
     for (const [number, spec] of Object.entries(fields)) {
@@ -100,13 +103,37 @@ function compile(schema: ProtobufSchema): Compiled {
       if (kind === Kind.Message) field.message = messageOf(spec.type, `${name}.${spec.json}`);
       if (valueKind === Kind.Message && spec.mapValue) field.valueMessage = messageOf(spec.mapValue, `${name}.${spec.json}`);
       message.byNumber[field.number] = field;
-      message.fields.push(field);
+      if (writtenWhenAbsent(field)) message.defaults.push(field);
     }
   }
   const kinds = new Map(Object.entries(schema.kinds).map(([kind, name]) => [kind, messageOf(name, `kind ${kind}`)]));
   const compiled = { kinds };
   compiledSchemas.set(schema, compiled);
   return compiled;
+}
+
+/** encoding/json's rules: omitempty drops zero scalars, nil slices, maps and pointers, never structs. */
+function writtenWhenAbsent(field: Field): boolean {
+  if (field.omit || field.omitZero) return false;
+  if (field.inline) return true;
+  if (field.repeated || field.pointer || field.kind === Kind.Map || field.kind <= Kind.Bytes) return !field.omitEmpty;
+  return true;
+}
+
+/**
+ * The schema with these fields (`message.json`, e.g. `metav1.ObjectMeta.managedFields`) skipped
+ * unread, as a client-go transform drops them: for readers that never look at them.
+ */
+export function withoutFields(schema: ProtobufSchema, fields: readonly string[]): ProtobufSchema {
+  const messages: Record<string, Record<number, ProtobufField>> = { ...schema.messages };
+  for (const path of fields) {
+    const dot = path.lastIndexOf('.');
+    const [name, json] = [path.slice(0, dot), path.slice(dot + 1)];
+    const entry = Object.entries(messages[name] ?? {}).find(([, field]) => field.json === json);
+    if (!entry) throw new Error(`protobuf schema: no field ${path}`);
+    messages[name] = { ...messages[name], [entry[0]]: { ...entry[1], omit: true } };
+  }
+  return { ...schema, messages };
 }
 
 /**
@@ -122,11 +149,15 @@ export function decodeKubeObject(schema: ProtobufSchema, bytes: Uint8Array): Kub
   let kind = '';
   let raw: [number, number] | undefined;
   while (reader.pos < reader.end) {
-    const [number, wire] = reader.key();
+    const key = reader.uint();
+    const number = key >>> 3;
+    const wire = key & 7;
     if (number === 1 && wire === 2) {
       const end = reader.lengthEnd();
       while (reader.pos < end) {
-        const [field, fieldWire] = reader.key();
+        const key = reader.uint();
+    const field = key >>> 3;
+    const fieldWire = key & 7;
         if (field === 1 && fieldWire === 2) apiVersion = reader.string();
         else if (field === 2 && fieldWire === 2) kind = reader.string();
         else reader.skip(fieldWire);
@@ -151,12 +182,16 @@ export function decodeWatchEvent(schema: ProtobufSchema, bytes: Uint8Array): { t
   let type = '';
   let object: KubeObject | undefined;
   while (reader.pos < reader.end) {
-    const [number, wire] = reader.key();
+    const key = reader.uint();
+    const number = key >>> 3;
+    const wire = key & 7;
     if (number === 1 && wire === 2) type = reader.string();
     else if (number === 2 && wire === 2) {
       const end = reader.lengthEnd();
       while (reader.pos < end) {
-        const [field, fieldWire] = reader.key();
+        const key = reader.uint();
+    const field = key >>> 3;
+    const fieldWire = key & 7;
         if (field === 1 && fieldWire === 2) {
           const rawEnd = reader.lengthEnd();
           object = decodeKubeObject(schema, bytes.subarray(reader.pos, rawEnd));
@@ -171,10 +206,12 @@ export function decodeWatchEvent(schema: ProtobufSchema, bytes: Uint8Array): { t
 
 function decodeInto(message: Message, reader: Reader, end: number, out: Record<string, unknown>): void {
   while (reader.pos < end) {
-    const [number, wire] = reader.key();
+    const key = reader.uint();
+    const number = key >>> 3;
+    const wire = key & 7;
     const field = message.byNumber[number];
-    if (field === undefined) {
-      out[`(protobuf field ${number})`] = true;
+    if (field === undefined || field.omit) {
+      if (field === undefined) out[`(protobuf field ${number})`] = true;
       reader.skip(wire);
       continue;
     }
@@ -204,39 +241,32 @@ function decodeInto(message: Message, reader: Reader, end: number, out: Record<s
 
 /** What encoding/json writes for the fields protobuf did not carry (nil slices, maps and pointers, zero structs). */
 function finish(message: Message, out: Record<string, unknown>): Record<string, unknown> {
-  for (const field of message.fields) {
-    if (field.inline) {
-      finish(field.message as Message, out);
-      continue;
-    }
-    if (out[field.json] !== undefined || field.omitZero) continue;
-    if (field.repeated || field.pointer || field.kind === Kind.Map) {
-      if (!field.omitEmpty) out[field.json] = null;
-      continue;
-    }
-    switch (field.kind) {
-      case Kind.String:
-      case Kind.Bytes:
-        if (!field.omitEmpty) out[field.json] = '';
-        break;
-      case Kind.Bool:
-        if (!field.omitEmpty) out[field.json] = false;
-        break;
-      case Kind.Int:
-      case Kind.IntOrString:
-        if (!field.omitEmpty) out[field.json] = 0;
-        break;
-      case Kind.Message:
-        out[field.json] = finish(field.message as Message, {});
-        break;
-      case Kind.Quantity:
-        out[field.json] = '0';
-        break;
-      default:
-        out[field.json] = null;
-    }
+  for (const field of message.defaults) {
+    if (field.inline) finish(field.message as Message, out);
+    else if (out[field.json] === undefined) out[field.json] = zeroJson(field);
   }
   return out;
+}
+
+/** What encoding/json writes for a field protobuf did not carry: nil is null, a zero struct is its JSON. */
+function zeroJson(field: Field): unknown {
+  if (field.repeated || field.pointer || field.kind === Kind.Map) return null;
+  switch (field.kind) {
+    case Kind.String:
+    case Kind.Bytes:
+      return '';
+    case Kind.Bool:
+      return false;
+    case Kind.Int:
+    case Kind.IntOrString:
+      return 0;
+    case Kind.Quantity:
+      return '0';
+    case Kind.Message:
+      return finish(field.message as Message, {});
+    default:
+      return null;
+  }
 }
 
 function value(message: Message, field: Field, kind: Kind, nested: Message | undefined, wire: number, reader: Reader): unknown {
@@ -265,7 +295,9 @@ function special(message: Message, field: Field, kind: Kind, reader: Reader, end
   const empty = reader.pos === end;
   const parts: unknown[] = [];
   while (reader.pos < end) {
-    const [number, wire] = reader.key();
+    const key = reader.uint();
+    const number = key >>> 3;
+    const wire = key & 7;
     if (wire === 0) parts[number] = reader.int64();
     else if (wire === 2) parts[number] = reader.string();
     else throw new Error(`protobuf: ${message.name}.${field.json}: wire type ${wire} inside a ${field.type}`);
@@ -292,18 +324,20 @@ function special(message: Message, field: Field, kind: Kind, reader: Reader, end
 }
 
 function mapEntry(message: Message, field: Field, reader: Reader, end: number): [string, unknown] {
-  let key = '';
+  let entryKey = '';
   let entry: unknown;
   while (reader.pos < end) {
-    const [number, wire] = reader.key();
+    const key = reader.uint();
+    const number = key >>> 3;
+    const wire = key & 7;
     if (number === 1) {
       expectWire(message, field, wire, 2);
-      key = reader.string();
+      entryKey = reader.string();
     } else if (number === 2) entry = value(message, field, field.valueKind as Kind, field.valueMessage, wire, reader);
     else reader.skip(wire);
   }
-  if (entry !== undefined) return [key, entry];
-  return [key, field.valueKind === Kind.Quantity ? '0' : field.valueKind === Kind.Message ? finish(field.valueMessage as Message, {}) : ''];
+  if (entry !== undefined) return [entryKey, entry];
+  return [entryKey, field.valueKind === Kind.Quantity ? '0' : field.valueKind === Kind.Message ? finish(field.valueMessage as Message, {}) : ''];
 }
 
 function expectWire(message: Message, field: Field, wire: number, expected: number): void {
@@ -320,11 +354,6 @@ class Reader {
     readonly end: number,
   ) {
     this.buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  }
-
-  key(): [number, number] {
-    const key = this.uint();
-    return [key >>> 3, key & 7];
   }
 
   /** A varint of up to 53 bits. */

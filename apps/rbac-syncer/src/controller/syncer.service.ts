@@ -10,7 +10,6 @@ import {
   isConflict,
   describePermission,
   EventRecorder,
-  KUBE_PROTOBUF_SCHEMA,
   missingPermissions,
   objectKey,
   resourcePath,
@@ -29,7 +28,7 @@ import { execGuardProblem, projectGuardBinding, projectGuardPolicy, type GuardBi
 import { onlyCountsDiffer, profileStatus, sameStatus, type ProfileStatus, type StoredCondition } from '../desired/profile-status.js';
 import { agentCountEntries, agentCounts, type AgentCounts } from '../desired/agent-counts.js';
 import { liveByNamespace, podSubjectEntries } from '../desired/live-subjects.js';
-import { podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
+import { POD_PROTOBUF_SCHEMA, podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import { FIELD_MANAGER, MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL } from '../desired/rbac-objects.js';
 import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
@@ -224,7 +223,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: this.config.podPageSize,
       streamingList: this.config.podStreamingList,
-      ...(this.config.podProtobuf ? { protobuf: KUBE_PROTOBUF_SCHEMA } : {}),
+      ...(this.config.podProtobuf ? { protobuf: POD_PROTOBUF_SCHEMA } : {}),
       project: (pod) =>
         projectPod(
           pod as never,
