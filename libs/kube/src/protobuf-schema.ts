@@ -68,12 +68,21 @@ interface Message {
   defaults: Field[];
 }
 
-interface Field extends ProtobufField {
+/** Every field has every member, so the decoder's loads see one shape. */
+interface Field {
   readonly number: number;
+  readonly json: string;
+  readonly type: string;
   readonly kind: Kind;
-  message?: Message;
-  readonly valueKind?: Kind;
-  valueMessage?: Message;
+  readonly repeated: boolean;
+  readonly omitEmpty: boolean;
+  readonly omitZero: boolean;
+  readonly pointer: boolean;
+  readonly inline: boolean;
+  readonly omit: boolean;
+  message: Message | undefined;
+  readonly valueKind: Kind | undefined;
+  valueMessage: Message | undefined;
 }
 
 interface Compiled {
@@ -99,7 +108,21 @@ function compile(schema: ProtobufSchema): Compiled {
     for (const [number, spec] of Object.entries(fields)) {
       const kind = kindOf(spec.type);
       const valueKind = spec.mapValue === undefined ? undefined : kindOf(spec.mapValue);
-      const field: Field = { ...spec, number: Number(number), kind, ...(valueKind === undefined ? {} : { valueKind }) };
+      const field: Field = {
+        number: Number(number),
+        json: spec.json,
+        type: spec.type,
+        kind,
+        repeated: spec.repeated === true,
+        omitEmpty: spec.omitEmpty === true,
+        omitZero: spec.omitZero === true,
+        pointer: spec.pointer === true,
+        inline: spec.inline === true,
+        omit: spec.omit === true,
+        message: undefined,
+        valueKind,
+        valueMessage: undefined,
+      };
       if (kind === Kind.Message) field.message = messageOf(spec.type, `${name}.${spec.json}`);
       if (valueKind === Kind.Message && spec.mapValue) field.valueMessage = messageOf(spec.mapValue, `${name}.${spec.json}`);
       message.byNumber[field.number] = field;
@@ -215,7 +238,12 @@ function decodeInto(message: Message, reader: Reader, end: number, out: Record<s
       reader.skip(wire);
       continue;
     }
-    if (field.inline) {
+    if (field.kind === Kind.String && !field.repeated) {
+      // The commonest field, read without the generic path.
+      expectWire(message, field, wire, 2);
+      const text = reader.string();
+      if (text !== '' || !field.omitEmpty || field.pointer) out[field.json] = text;
+    } else if (field.inline) {
       expectWire(message, field, wire, 2);
       decodeInto(field.message as Message, reader, reader.lengthEnd(), out);
     } else if (field.kind === Kind.Map) {
@@ -358,6 +386,12 @@ class Reader {
 
   /** A varint of up to 53 bits. */
   uint(): number {
+    // Most keys and lengths take one byte.
+    const first = this.pos < this.end ? (this.bytes[this.pos] as number) : 0x80;
+    if (first < 0x80) {
+      this.pos++;
+      return first;
+    }
     let value = 0;
     for (let shift = 0; shift < 53; shift += 7) {
       const byte = this.byte();
