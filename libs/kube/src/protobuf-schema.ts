@@ -179,8 +179,8 @@ export function decodeKubeObject(schema: ProtobufSchema, bytes: Uint8Array): Kub
       const end = reader.lengthEnd();
       while (reader.pos < end) {
         const key = reader.uint();
-    const field = key >>> 3;
-    const fieldWire = key & 7;
+        const field = key >>> 3;
+        const fieldWire = key & 7;
         if (field === 1 && fieldWire === 2) apiVersion = reader.string();
         else if (field === 2 && fieldWire === 2) kind = reader.string();
         else reader.skip(fieldWire);
@@ -213,8 +213,8 @@ export function decodeWatchEvent(schema: ProtobufSchema, bytes: Uint8Array): { t
       const end = reader.lengthEnd();
       while (reader.pos < end) {
         const key = reader.uint();
-    const field = key >>> 3;
-    const fieldWire = key & 7;
+        const field = key >>> 3;
+        const fieldWire = key & 7;
         if (field === 1 && fieldWire === 2) {
           const rawEnd = reader.lengthEnd();
           object = decodeKubeObject(schema, bytes.subarray(reader.pos, rawEnd));
