@@ -12,11 +12,14 @@ import {
   objectKey,
   Reflector,
   resourcePath,
+  sharingMessages,
   streamWatch,
   type KubeObject,
   type KubeRequest,
   type WatchEvent,
 } from '../src/index.js';
+
+const SHARING_SCHEMA = sharingMessages(KUBE_PROTOBUF_SCHEMA, ['v1.Container', 'v1.Volume', 'v1.Probe']);
 
 // The protobuf reader is only right if, for every pod, it rebuilds exactly the JSON the API server
 // sends for it: compared here object by object, over pods that use most of what a PodSpec holds.
@@ -70,8 +73,10 @@ describe('Kubernetes protobuf, decoded with the generated schema', () => {
         const json = await kubeJson<KubeObject>(client, { path: `${path}/${name}` });
         const response = await client.request({ path: `${path}/${name}`, accept: KUBE_PROTOBUF });
         expect(response.headers['content-type']).toBe(KUBE_PROTOBUF);
-        const decoded = decodeKubeObject(KUBE_PROTOBUF_SCHEMA, new Uint8Array(await new Response(response.body.stream()).arrayBuffer()));
-        expect(decoded, name).toStrictEqual(json);
+        const bytes = new Uint8Array(await new Response(response.body.stream()).arrayBuffer());
+        expect(decodeKubeObject(KUBE_PROTOBUF_SCHEMA, bytes), name).toStrictEqual(json);
+        // Shared messages: the first decoding and the one reusing it are the same JSON.
+        for (const round of ['first', 'shared']) expect(decodeKubeObject(SHARING_SCHEMA, bytes), `${name}, ${round}`).toStrictEqual(json);
       }
       const sink = await kubeJson<KubeObject>(client, { path: `${path}/kitchen-sink` });
       expect(sink.metadata?.['deletionTimestamp'], 'the fixture pod being deleted').toEqual(expect.any(String));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeKubeObject, decodeWatchEvent, type ProtobufSchema, withoutFields } from './protobuf-schema.js';
+import { decodeKubeObject, decodeWatchEvent, type ProtobufSchema, sharingMessages, withoutFields } from './protobuf-schema.js';
 
 // The decoder's rules on hand-written bytes; protobuf.e2e.ts holds it to the API server's own JSON.
 
@@ -90,6 +90,31 @@ describe('withoutFields', () => {
     const thing = decodeKubeObject(schema, envelope('Thing', [...bytes(4, [...bytes(1, 'app'), ...bytes(2, 'shop')]), ...bytes(11, int(2, 3)), ...bytes(1, 'a')]));
     expect(thing).toStrictEqual({ kind: 'Thing', apiVersion: 'v1', name: 'a', mode: '', port: 0, groups: null, inner: {}, limits: null });
     expect(() => withoutFields(SCHEMA, ['t.Thing.nothing'])).toThrow('no field t.Thing.nothing');
+  });
+});
+
+describe('sharingMessages', () => {
+  const shared = sharingMessages(SCHEMA, ['t.Inner']);
+  const decodeShared = (...fields: number[][]) => decodeKubeObject(shared, envelope('Thing', fields.flat()));
+
+  it('gives objects with byte-equal messages one frozen value, the same as decoding each', () => {
+    const first = decodeShared(bytes(1, 'a'), bytes(11, [...int(1, 1), ...int(2, 7)]));
+    const second = decodeShared(bytes(1, 'b'), bytes(11, [...int(1, 1), ...int(2, 7)]));
+    expect(second['inner']).toBe(first['inner']);
+    expect(second).toStrictEqual(decode(bytes(1, 'b'), bytes(11, [...int(1, 1), ...int(2, 7)])));
+    expect(Object.isFrozen(first['inner'])).toBe(true);
+    expect(() => Object.assign(first['inner'] as object, { level: 8 })).toThrow(TypeError);
+    expect(decodeShared(bytes(11, [...int(1, 1), ...int(2, 7)]))['inner']).toStrictEqual({ flag: true, level: 7 });
+  });
+
+  it('never gives one value for other bytes, whatever their length', () => {
+    const values = [7, 8, 7, 300, 8].map((level) => decodeShared(bytes(11, int(2, level)))['inner']);
+    expect(values).toStrictEqual([7, 8, 7, 300, 8].map((level) => ({ level })));
+    expect(values[1]).not.toBe(values[0]);
+  });
+
+  it('refuses a name the schema lacks', () => {
+    expect(() => sharingMessages(SCHEMA, ['t.Nothing'])).toThrow('no message t.Nothing');
   });
 });
 

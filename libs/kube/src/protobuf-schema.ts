@@ -10,6 +10,8 @@ export interface ProtobufSchema {
   /** Kind (from the envelope's TypeMeta) → message name. */
   readonly kinds: Readonly<Record<string, string>>;
   readonly messages: Readonly<Record<string, Readonly<Record<number, ProtobufField>>>>;
+  /** Messages decoded once per distinct bytes and shared, frozen, by every object carrying them (see sharingMessages). */
+  readonly shared?: readonly string[];
 }
 
 export interface ProtobufField {
@@ -66,7 +68,18 @@ interface Message {
   byNumber: Array<Field | undefined>;
   /** The fields encoding/json writes even when protobuf did not carry them (see finish). */
   defaults: Field[];
+  /** Set for a shared message: its recent decodings by their length. */
+  recent: Map<number, Decoded> | undefined;
 }
+
+/** A shared message's bytes and what they decoded to (frozen). */
+interface Decoded {
+  readonly bytes: Buffer;
+  readonly value: Record<string, unknown>;
+}
+
+/** How many distinct lengths a shared message remembers before it starts over. */
+const SHARED_LENGTHS = 1024;
 
 /** Every field has every member, so the decoder's loads see one shape. */
 interface Field {
@@ -102,7 +115,8 @@ function compile(schema: ProtobufSchema): Compiled {
     if (!message) throw new Error(`protobuf schema: ${where} refers to message ${type}, which it does not define`);
     return message;
   };
-  for (const name of Object.keys(schema.messages)) messages.set(name, { name, byNumber: [], defaults: [] });
+  for (const name of Object.keys(schema.messages)) messages.set(name, { name, byNumber: [], defaults: [], recent: undefined });
+  for (const name of schema.shared ?? []) messageOf(name, 'shared').recent = new Map();
   for (const [name, fields] of Object.entries(schema.messages)) {
     const message = messageOf(name, name);
     for (const [number, spec] of Object.entries(fields)) {
@@ -157,6 +171,17 @@ export function withoutFields(schema: ProtobufSchema, fields: readonly string[])
     messages[name] = { ...messages[name], [entry[0]]: { ...entry[1], omit: true } };
   }
   return { ...schema, messages };
+}
+
+/**
+ * The schema with these messages (e.g. `v1.Container`) decoded once per distinct bytes: objects
+ * whose copies are byte-equal (the containers of one workload's pods) share one decoded value,
+ * deep-frozen, so a reader must never change what it is given. Saves the decoding, and lets
+ * memos keyed by identity hold across objects.
+ */
+export function sharingMessages(schema: ProtobufSchema, names: readonly string[]): ProtobufSchema {
+  for (const name of names) if (!schema.messages[name]) throw new Error(`protobuf schema: no message ${name}`);
+  return { ...schema, shared: [...new Set([...(schema.shared ?? []), ...names])] };
 }
 
 /**
@@ -308,14 +333,41 @@ function value(message: Message, field: Field, kind: Kind, nested: Message | und
   switch (kind) {
     case Kind.Bytes:
       return reader.text(end, 'base64');
-    case Kind.Message: {
-      const out: Record<string, unknown> = {};
-      decodeInto(nested as Message, reader, end, out);
-      return finish(nested as Message, out);
-    }
+    case Kind.Message:
+      return (nested as Message).recent ? shared(nested as Message, reader, end) : decodeMessage(nested as Message, reader, end);
     default:
       return special(message, field, kind, reader, end);
   }
+}
+
+function decodeMessage(message: Message, reader: Reader, end: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  decodeInto(message, reader, end, out);
+  return finish(message, out);
+}
+
+/** A shared message: the earlier decoding of the same bytes, if the message remembers one. */
+function shared(message: Message, reader: Reader, end: number): Record<string, unknown> {
+  const recent = message.recent as Map<number, Decoded>;
+  const length = end - reader.pos;
+  const earlier = recent.get(length);
+  if (earlier && reader.equals(earlier.bytes, end)) {
+    reader.pos = end;
+    return earlier.value;
+  }
+  const bytes = reader.copy(end);
+  // Frozen from the start: whoever gets it first cannot change what later objects are given.
+  const value = decodeMessage(message, reader, end);
+  deepFreeze(value);
+  if (recent.size >= SHARED_LENGTHS) recent.clear();
+  recent.set(length, { bytes, value });
+  return value;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  Object.freeze(value);
+  for (const member of Object.values(value)) deepFreeze(member);
 }
 
 /** apimachinery's hand-written types: their JSON is not their message's. */
@@ -436,6 +488,16 @@ class Reader {
     const text = this.buffer.toString(encoding, this.pos, end);
     this.pos = end;
     return text;
+  }
+
+  /** Whether the bytes up to `end` are `bytes`. */
+  equals(bytes: Buffer, end: number): boolean {
+    return bytes.compare(this.buffer, this.pos, end) === 0;
+  }
+
+  /** A copy of the bytes up to `end`, without moving. */
+  copy(end: number): Buffer {
+    return Buffer.from(this.buffer.subarray(this.pos, end));
   }
 
   skip(wire: number): void {

@@ -292,7 +292,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /** Every profile the syncer answers for: listed, in force, or named by a binding of ours (to empty it). */
   private profileKeys(): string[] {
-    const owners = this.bindings.flatMap((store) => store.entries().map(([, b]) => b.profile));
+    const owners = this.bindings.flatMap((store) => [...store.indexKeys(BINDING_OWNERS)]);
     return [...new Set([...this.inForce.map((p) => p.profile.name), ...this.source.names(), ...owners])];
   }
 
@@ -625,6 +625,9 @@ interface OwnBinding {
   readonly binding: ObservedBinding;
 }
 
+/** The binding store's index group of the profiles our bindings serve: asked per namespace event, so never a walk of every binding. */
+const BINDING_OWNERS = '(profiles)';
+
 /** The binding store's index group of one profile's bindings in a namespace (undefined: those of earlier versions); never read back. */
 function bindingGroup(profile: string, namespace: string | undefined): string {
   return JSON.stringify([profile, namespace ?? null]);
@@ -658,7 +661,10 @@ function ownBindings(resource: 'clusterrolebindings' | 'rolebindings'): Omit<Wat
       };
     },
     equals: (a, b) => JSON.stringify(a) === JSON.stringify(b),
-    index: (view) => [[bindingGroup(view.profile, view.binding.namespace), view.key]],
+    index: (view) => [
+      [bindingGroup(view.profile, view.binding.namespace), view.key],
+      [BINDING_OWNERS, view.profile],
+    ],
     resyncOnList: false,
   };
 }

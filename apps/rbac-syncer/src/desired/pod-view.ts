@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
 import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
-import { controllerOf, type ControllerRef, KUBE_PROTOBUF_SCHEMA, withoutFields } from '@outrigger/kube';
+import { controllerOf, type ControllerRef, KUBE_PROTOBUF_SCHEMA, sharingMessages, withoutFields } from '@outrigger/kube';
 
 /** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
 export interface PodAgent {
@@ -32,15 +32,21 @@ export interface PodView {
 
 const TERMINAL_PHASES = new Set(['Succeeded', 'Failed']);
 
-/** Pods in protobuf, without what projectPod never reads (of the status only the phase): skipped unread. */
-export const POD_PROTOBUF_SCHEMA = withoutFields(KUBE_PROTOBUF_SCHEMA, [
-  'metav1.ObjectMeta.managedFields',
-  'v1.PodStatus.conditions',
-  'v1.PodStatus.containerStatuses',
-  'v1.PodStatus.initContainerStatuses',
-  'v1.PodStatus.ephemeralContainerStatuses',
-  'v1.PodStatus.resourceClaimStatuses',
-]);
+/**
+ * Pods in protobuf, without what projectPod never reads (of the status only the phase): skipped
+ * unread. A workload's pods carry byte-equal containers and volumes: each is decoded once.
+ */
+export const POD_PROTOBUF_SCHEMA = sharingMessages(
+  withoutFields(KUBE_PROTOBUF_SCHEMA, [
+    'metav1.ObjectMeta.managedFields',
+    'v1.PodStatus.conditions',
+    'v1.PodStatus.containerStatuses',
+    'v1.PodStatus.initContainerStatuses',
+    'v1.PodStatus.ephemeralContainerStatuses',
+    'v1.PodStatus.resourceClaimStatuses',
+  ]),
+  ['v1.Container', 'v1.Volume'],
+);
 
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
