@@ -185,15 +185,22 @@ try {
         continue;
       }
       // A restart (an upgrade, a new leader): the bindings are in place, so it only has to read.
+      const apiServerPid = findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
+      const apiServerCpu = cpuMs(apiServerPid);
       const restarted = Date.now();
       const again = await startSyncer(config);
       while (Date.now() - restarted < convergeTimeoutMs && (await boundBySyncer(again.url)) < seededSubjects) await new Promise((r) => setTimeout(r, 100));
       const restart = (Date.now() - restarted) / 1000;
-      const restartWrites = bindingWrites(await (await fetch(`${again.url}/metrics`)).text());
+      const restartMetrics = await (await fetch(`${again.url}/metrics`)).text();
+      const restartWrites = bindingWrites(restartMetrics);
+      // Where the restart's time went: the pods' list, and who had the cores meanwhile.
+      const podsListed = parseSamples(restartMetrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
+      const cpu = `CPU: the syncer ${(cpuMs(again.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServerPid) - apiServerCpu) / 1000).toFixed(1)} s`;
       await stopSyncer(again);
       results[i]?.restart.push(restart);
       results[i]?.restartWrites.push(restartWrites);
-      console.log(`    restarted with its bindings in place: converged in ${restart.toFixed(1)} s, ${restartWrites} binding writes`);
+      const listed = podsListed === undefined ? 'pods never listed' : `pods listed after ${(podsListed - restarted / 1000).toFixed(1)} s`;
+      console.log(`    restarted with its bindings in place: converged in ${restart.toFixed(1)} s (${listed}; ${cpu}), ${restartWrites} binding writes`);
     }
   }
   console.log(`\n(a) cold start, ${pods} pods in ${namespaces} namespaces, ${rounds} round(s): median [min–max]; ratio = median / baseline's median`);

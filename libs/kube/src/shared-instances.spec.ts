@@ -42,13 +42,18 @@ describe('SharedInstances', () => {
   });
 
   it('behaves as a Map of key to instance and holder count, whatever the order of holds and releases', () => {
-    const op = fc.record({ hold: fc.boolean(), name: fc.constantFrom('sa-562789', 'sa-779192', 'a', 'b') });
+    // `instance`: pass the instance held for the name, if any (as the store does), not an equal copy.
+    const op = fc.record({ hold: fc.boolean(), instance: fc.boolean(), name: fc.constantFrom('sa-562789', 'sa-779192', 'a', 'b') });
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
         const shared = byName();
         const model = new Map<string, { value: { name: string }; refs: number }>();
-        for (const { hold, name } of ops) {
-          const value = { name };
+        const released = new Set<{ name: string }>();
+        for (const { hold, instance, name } of ops) {
+          const known = model.get(name)?.value;
+          const back = [...released].find((v) => v.name === name);
+          const value = (instance && (known ?? back)) || { name };
+          released.delete(value);
           if (hold) {
             const held = model.get(name) ?? { value, refs: 0 };
             held.refs++;
@@ -57,7 +62,10 @@ describe('SharedInstances', () => {
           } else {
             shared.release(value);
             const held = model.get(name);
-            if (held && --held.refs === 0) model.delete(name);
+            if (held && --held.refs === 0) {
+              model.delete(name);
+              released.add(held.value); // a released instance may come back, and must start over
+            }
           }
         }
       }),

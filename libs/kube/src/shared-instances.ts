@@ -1,5 +1,6 @@
 interface Held<P> {
   readonly value: P;
+  readonly hash: number;
   refs: number;
 }
 
@@ -11,11 +12,18 @@ interface Held<P> {
  */
 export class SharedInstances<P> {
   private readonly buckets = new Map<number, Held<P>[]>();
+  /** The held instances by identity: holding or releasing one needs no key. */
+  private instances = new WeakMap<object, Held<P>>();
 
   constructor(private readonly keyOf: (value: P) => string) {}
 
   /** The instance equal to `value` (`value` itself when none is held), held once more. */
   hold(value: P): P {
+    const instance = this.instanceOf(value);
+    if (instance) {
+      instance.refs++;
+      return value;
+    }
     const key = this.keyOf(value);
     const hash = hashString(key);
     const bucket = this.buckets.get(hash);
@@ -24,28 +32,39 @@ export class SharedInstances<P> {
       held.refs++;
       return held.value;
     }
-    const entry = { value, refs: 1 };
+    const entry = { value, hash, refs: 1 };
     if (bucket) bucket.push(entry);
     else this.buckets.set(hash, [entry]);
+    if (typeof value === 'object' && value !== null) this.instances.set(value, entry);
     return value;
   }
 
   /** Drops one hold of the instance equal to `value`; the last one forgets it. */
   release(value: P): void {
-    const key = this.keyOf(value);
-    const hash = hashString(key);
-    const bucket = this.buckets.get(hash);
-    // Callers release the instance they were handed: found by identity without building its key again.
-    const index = bucket?.findIndex((h) => h.value === value || this.keyOf(h.value) === key) ?? -1;
-    if (!bucket || index < 0) return;
-    const held = bucket[index] as Held<P>;
-    if (--held.refs > 0) return;
-    if (bucket.length === 1) this.buckets.delete(hash);
-    else bucket.splice(index, 1);
+    // Callers release the instance they were handed: found by identity without building its key.
+    let held = this.instanceOf(value);
+    if (!held) {
+      const key = this.keyOf(value);
+      held = this.buckets.get(hashString(key))?.find((h) => this.keyOf(h.value) === key);
+    }
+    if (!held || --held.refs > 0) return;
+    const bucket = this.buckets.get(held.hash) ?? [];
+    if (bucket.length <= 1) this.buckets.delete(held.hash);
+    else bucket.splice(bucket.indexOf(held), 1);
+    if (typeof value === 'object' && value !== null) this.instances.delete(value);
+    if (typeof held.value === 'object' && held.value !== null) this.instances.delete(held.value);
   }
 
   clear(): void {
     this.buckets.clear();
+    this.instances = new WeakMap();
+  }
+
+  /** The entry of `value` if it is itself a held instance (and still held). */
+  private instanceOf(value: P): Held<P> | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const held = this.instances.get(value);
+    return held && held.refs > 0 ? held : undefined;
   }
 }
 
