@@ -156,6 +156,7 @@ try {
     for (const [i, config] of configs.entries()) {
       await rbac.deleteCollectionClusterRoleBinding({ labelSelector: PROFILE_SELECTOR }).catch(() => undefined);
       await rbac.deleteClusterRole({ name: BINDING }).catch(() => undefined);
+      const breakdown = startBreakdown();
       const started = Date.now();
       const syncer = await startSyncer(config);
       let subjects = 0;
@@ -174,33 +175,30 @@ try {
       const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
       const writes = bindingWrites(metrics);
       const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
+      const spent = breakdown(syncer, metrics);
       if (heapSnapshotDir) console.log(`    heap snapshot: ${await heapSnapshot(syncer.process.pid, heapSnapshotDir)}`);
       await stopSyncer(syncer);
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
       results[i]?.writes.push(writes);
-      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${seededSubjects} subjects in ${converged.toFixed(1)} s, ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${memory(metrics)}`);
+      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${seededSubjects} subjects in ${converged.toFixed(1)} s (${spent}), ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${memory(metrics)}`);
       if (subjects !== seededSubjects) {
         console.log(`    NOT CONVERGED: ${(await syncerStatus(rbac)) ?? 'no status'}; see ${syncer.logFile}`);
         continue;
       }
       // A restart (an upgrade, a new leader): the bindings are in place, so it only has to read.
-      const apiServerPid = findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
-      const apiServerCpu = cpuMs(apiServerPid);
+      const restartBreakdown = startBreakdown();
       const restarted = Date.now();
       const again = await startSyncer(config);
       while (Date.now() - restarted < convergeTimeoutMs && (await boundBySyncer(again.url)) < seededSubjects) await new Promise((r) => setTimeout(r, 100));
       const restart = (Date.now() - restarted) / 1000;
       const restartMetrics = await (await fetch(`${again.url}/metrics`)).text();
       const restartWrites = bindingWrites(restartMetrics);
-      // Where the restart's time went: the pods' list, and who had the cores meanwhile.
-      const podsListed = parseSamples(restartMetrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
-      const cpu = `CPU: the syncer ${(cpuMs(again.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServerPid) - apiServerCpu) / 1000).toFixed(1)} s`;
+      const restartSpent = restartBreakdown(again, restartMetrics);
       await stopSyncer(again);
       results[i]?.restart.push(restart);
       results[i]?.restartWrites.push(restartWrites);
-      const listed = podsListed === undefined ? 'pods never listed' : `pods listed after ${(podsListed - restarted / 1000).toFixed(1)} s`;
-      console.log(`    restarted with its bindings in place: converged in ${restart.toFixed(1)} s (${listed}; ${cpu}), ${restartWrites} binding writes`);
+      console.log(`    restarted with its bindings in place: converged in ${restart.toFixed(1)} s (${restartSpent}), ${restartWrites} binding writes`);
     }
   }
   console.log(`\n(a) cold start, ${pods} pods in ${namespaces} namespaces, ${rounds} round(s): median [min–max]; ratio = median / baseline's median`);
@@ -587,6 +585,18 @@ async function heapSnapshot(pid: number, dir: string): Promise<string> {
 }
 
 /** Subjects the syncer says it bound (its gauge after the last reconcile); 0 while it does not answer. */
+/** Where a start's time goes, from now to the syncer's metrics: when the pods were listed, and who had the cores. */
+function startBreakdown(): (syncer: Syncer, metrics: string) => string {
+  const apiServerPid = findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
+  const apiServerCpu = cpuMs(apiServerPid);
+  const started = Date.now();
+  return (syncer, metrics) => {
+    const listed = parseSamples(metrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
+    const list = listed === undefined ? 'pods never listed' : `pods listed after ${(listed - started / 1000).toFixed(1)} s`;
+    return `${list}; CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServerPid) - apiServerCpu) / 1000).toFixed(1)} s`;
+  };
+}
+
 async function boundBySyncer(url: string): Promise<number> {
   const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '');
   return parseSamples(text, ['outrigger_rbac_syncer_binding_subjects']).reduce((sum, s) => sum + s.value, 0);
