@@ -351,7 +351,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   // Who had the two cores during the churn.
   const cpuOf = {
     'the syncer': syncer.process.pid,
-    'kube-apiserver': findPid(join(cp.binDir, 'kube-apiserver'), cp.dir),
+    'kube-apiserver': apiServerPid(),
     etcd: findPid(join(cp.binDir, 'etcd'), seedDir ? join(seedDir, 'etcd') : join(cp.dir, 'etcd')),
     'the bench': process.pid,
   };
@@ -587,9 +587,13 @@ async function heapSnapshot(pid: number, dir: string): Promise<string> {
 }
 
 /** Subjects the syncer says it bound (its gauge after the last reconcile); 0 while it does not answer. */
+function apiServerPid(): number {
+  return findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
+}
+
 /** Waits (at most a minute) until the API server uses under a tenth of a core over a second. */
 async function apiServerQuiet(): Promise<void> {
-  const pid = findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
+  const pid = apiServerPid();
   const deadline = Date.now() + 60_000;
   let before = cpuMs(pid);
   while (Date.now() < deadline) {
@@ -602,13 +606,13 @@ async function apiServerQuiet(): Promise<void> {
 
 /** Where a start's time goes, from now to the syncer's metrics: when the pods were listed, and who had the cores. */
 function startBreakdown(): (syncer: Syncer, metrics: string) => string {
-  const apiServerPid = findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
-  const apiServerCpu = cpuMs(apiServerPid);
+  const apiServer = apiServerPid();
+  const apiServerCpu = cpuMs(apiServer);
   const started = Date.now();
   return (syncer, metrics) => {
     const listed = parseSamples(metrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
     const list = listed === undefined ? 'pods never listed' : `pods listed after ${(listed - started / 1000).toFixed(1)} s`;
-    return `${list}; CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServerPid) - apiServerCpu) / 1000).toFixed(1)} s`;
+    return `${list}; CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServer) - apiServerCpu) / 1000).toFixed(1)} s`;
   };
 }
 

@@ -51,7 +51,7 @@ export class SharedInstances<P> {
     const bucket = this.buckets.get(held.hash) ?? [];
     if (bucket.length <= 1) this.buckets.delete(held.hash);
     else bucket.splice(bucket.indexOf(held), 1);
-    if (typeof value === 'object' && value !== null) this.instances.delete(value);
+    // Only held instances are in the map, and `held.value` is the one `value` stood for.
     if (typeof held.value === 'object' && held.value !== null) this.instances.delete(held.value);
   }
 
