@@ -381,6 +381,7 @@ try {
   console.log(`pod not opted in, in Outrigger's namespace: ${f(skipped.max, 2)} webhook calls per create at most (must be 0: ${skipped.max === 0 ? 'MET' : 'MISSED'}), added p50 ${fs(added('not-opted-in', 'p50'))} ms`);
 } finally {
   agent.destroy();
-  for (const p of processes.reverse()) await p.stop();
+  // As the kubelet would (the injector drains for 5 s), so that --cpu-prof profiles get written.
+  for (const p of processes.reverse()) await p.stop(30_000);
   await cp.stop();
 }

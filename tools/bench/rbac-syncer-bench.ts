@@ -1,16 +1,17 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { request } from 'node:https';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { CoreV1Api, RbacAuthorizationV1Api, Watch, type V1ClusterRoleBinding } from '@kubernetes/client-node';
+import { CoreV1Api, RbacAuthorizationV1Api, Watch, type KubeConfig, type V1ClusterRoleBinding } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess, deployedMemoryLimit, deployedNodeOptions } from '@outrigger/control-plane';
 import { inParallel } from '@outrigger/kube';
 import { parseSamples } from '../observability/exposition.js';
-import { listFloor, type ListEncoding, type ListMode } from './list-floor.js';
+import { getOptions, listFloor, type ListEncoding, type ListMode } from './list-floor.js';
 import { MemoryCgroup } from './memory-cgroup.js';
 import { walkProtobufPods } from './protobuf-pod-walk.js';
 import { cpuMs, findPid, procStatusBytes } from './proc.js';
@@ -158,7 +159,7 @@ try {
       await rbac.deleteClusterRole({ name: BINDING }).catch(() => undefined);
       // The API server digests those deletions for seconds: a start from nothing should not share the cores with that.
       await apiServerQuiet();
-      const breakdown = startBreakdown();
+      const breakdown = await startBreakdown(kc);
       const started = Date.now();
       const syncer = await startSyncer(config);
       let subjects = 0;
@@ -177,7 +178,7 @@ try {
       const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
       const writes = bindingWrites(metrics);
       const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
-      const spent = breakdown(syncer, metrics);
+      const spent = await breakdown(syncer, metrics);
       if (heapSnapshotDir) console.log(`    heap snapshot: ${await heapSnapshot(syncer.process.pid, heapSnapshotDir)}`);
       await stopSyncer(syncer);
       results[i]?.converged.push(converged);
@@ -189,14 +190,14 @@ try {
         continue;
       }
       // A restart (an upgrade, a new leader): the bindings are in place, so it only has to read.
-      const restartBreakdown = startBreakdown();
+      const restartBreakdown = await startBreakdown(kc);
       const restarted = Date.now();
       const again = await startSyncer(config);
       while (Date.now() - restarted < convergeTimeoutMs && (await boundBySyncer(again.url)) < seededSubjects) await new Promise((r) => setTimeout(r, 100));
       const restart = (Date.now() - restarted) / 1000;
       const restartMetrics = await (await fetch(`${again.url}/metrics`)).text();
       const restartWrites = bindingWrites(restartMetrics);
-      const restartSpent = restartBreakdown(again, restartMetrics);
+      const restartSpent = await restartBreakdown(again, restartMetrics);
       await stopSyncer(again);
       results[i]?.restart.push(restart);
       results[i]?.restartWrites.push(restartWrites);
@@ -604,16 +605,42 @@ async function apiServerQuiet(): Promise<void> {
   }
 }
 
-/** Where a start's time goes, from now to the syncer's metrics: when the pods were listed, and who had the cores. */
-function startBreakdown(): (syncer: Syncer, metrics: string) => string {
+/** Where a start's time goes, from now to the syncer's metrics: when the pods were listed, who had the cores, and what the API server was asked. */
+async function startBreakdown(kc: KubeConfig): Promise<(syncer: Syncer, metrics: string) => Promise<string>> {
   const apiServer = apiServerPid();
-  const apiServerCpu = cpuMs(apiServer);
+  const etcd = findPid(`${join(cp.binDir, 'etcd')}\0`);
+  const [apiServerCpu, etcdCpu, requests] = [cpuMs(apiServer), cpuMs(etcd), await apiServerRequests(kc)];
   const started = Date.now();
-  return (syncer, metrics) => {
+  return async (syncer, metrics) => {
     const listed = parseSamples(metrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
     const list = listed === undefined ? 'pods never listed' : `pods listed after ${(listed - started / 1000).toFixed(1)} s`;
-    return `${list}; CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServer) - apiServerCpu) / 1000).toFixed(1)} s`;
+    const cpu = `CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServer) - apiServerCpu) / 1000).toFixed(1)} s, etcd ${((cpuMs(etcd) - etcdCpu) / 1000).toFixed(1)} s`;
+    const asked = [...(await apiServerRequests(kc))].map(([request, n]) => [request, n - (requests.get(request) ?? 0)] as const).filter(([, n]) => n > 0);
+    const top = asked.sort((a, b) => b[1] - a[1]).slice(0, 6).map(([request, n]) => `${n} ${request}`);
+    return `${list}; ${cpu}; the API server answered ${top.join(', ')}`;
   };
+}
+
+/** The API server's answers so far by verb, resource and code, from its own counter (every client's, the bench's too). */
+async function apiServerRequests(kc: KubeConfig): Promise<Map<string, number>> {
+  const options = await getOptions(kc, '/metrics', 'text/plain');
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`GET /metrics answered ${res.statusCode}`))));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const counts = new Map<string, number>();
+  for (const { labels, value } of parseSamples(text, ['apiserver_request_total'])) {
+    const resource = [labels['resource'], labels['subresource']].filter(Boolean).join('/');
+    const key = `${labels['verb']} ${resource} ${labels['code']}`;
+    counts.set(key, (counts.get(key) ?? 0) + value);
+  }
+  return counts;
 }
 
 async function boundBySyncer(url: string): Promise<number> {

@@ -3,6 +3,7 @@ import { ConsoleLogger, type INestApplication, type Type } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loggingOptions } from './logging.js';
+import { endPreRequestConnectionsOnClose } from './pre-request-connections.js';
 
 export interface ServiceOptions {
   readonly name: string;
@@ -32,6 +33,7 @@ export async function startService(module: Type<unknown>, options: ServiceOption
   });
   // SIGTERM from the kubelet: stop accepting, finish in-flight requests, run onModuleDestroy hooks.
   app.enableShutdownHooks();
+  endPreRequestConnectionsOnClose(app.getHttpAdapter().getInstance());
   await app.listen(options.port, options.host ?? '0.0.0.0');
   return app;
 }
