@@ -84,7 +84,10 @@ func runInTarget(ctx context.Context, x execer, t target, cmd []string, log io.W
 	}
 	if pid > 0 {
 		for _, signal := range []string{"TERM", "KILL"} {
-			_, _ = x.exec(context.Background(), t, killCommand(pid, signal), io.Discard, io.Discard)
+			// A kill the API server or the kubelet never answers must not hold the job's slot for ever.
+			kill, stop := context.WithTimeout(context.Background(), killGrace)
+			_, _ = x.exec(kill, t, killCommand(pid, signal), io.Discard, io.Discard)
+			stop()
 			select {
 			case r := <-done:
 				return r.code, ctx.Err()
