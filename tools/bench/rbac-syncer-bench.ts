@@ -178,13 +178,14 @@ try {
       const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
       const writes = bindingWrites(metrics);
       const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
+      const atConvergence = memory(metrics, syncer.process.pid);
       const spent = await breakdown(syncer, metrics);
       if (heapSnapshotDir) console.log(`    heap snapshot: ${await heapSnapshot(syncer.process.pid, heapSnapshotDir)}`);
       await stopSyncer(syncer);
       results[i]?.converged.push(converged);
       results[i]?.rss.push(hwm);
       results[i]?.writes.push(writes);
-      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${seededSubjects} subjects in ${converged.toFixed(1)} s (${spent}), ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${memory(metrics)}`);
+      console.log(`  round ${round + 1}, ${describe(config)}: ${subjects} of ${seededSubjects} subjects in ${converged.toFixed(1)} s (${spent}), ${writes} binding writes, peak RSS ${hwm.toFixed(0)} MiB; at convergence ${atConvergence}`);
       if (subjects !== seededSubjects) {
         console.log(`    NOT CONVERGED: ${(await syncerStatus(rbac)) ?? 'no status'}; see ${syncer.logFile}`);
         continue;
@@ -440,6 +441,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const exact = await exactness(rbac, names, filled);
   const hwm = procStatusBytes(syncer.process.pid, 'VmHWM') / MiB;
   const metrics = await (await fetch(`${syncer.url}/metrics`)).text();
+  const atEnd = memory(metrics, syncer.process.pid);
   const metricWrites = bindingWrites(metrics);
   const kills = await stopSyncer(syncer);
   if (kills > 0) console.log(`  the syncer was ${ended(kills)} during the churn`);
@@ -463,7 +465,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   );
   console.log(`  the syncer's own share: ${reconcileTimes(metrics)}`);
   console.log(`  CPU during the churn, % of one core: ${cpuShares.join(', ')}`);
-  console.log(`  RSS: median ${quantile(rssSamples, 0.5).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB since start   (target ≤ 200 MiB); at the end ${memory(metrics)}`);
+  console.log(`  RSS: median ${quantile(rssSamples, 0.5).toFixed(0)} MiB, peak ${hwm.toFixed(0)} MiB since start   (target ≤ 200 MiB); at the end ${atEnd}`);
   if (unsettled > 0 || !exact.exact) process.exitCode = 1;
 }
 
@@ -662,10 +664,14 @@ function bindingWrites(metrics: string): number {
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-/** Where the syncer's memory is, from prom-client's default metrics: the V8 heap (live and reserved) and outside it. */
-function memory(metrics: string): string {
+/**
+ * Where the syncer's memory is: the V8 heap (live and reserved) and outside it, from prom-client's
+ * default metrics; and from /proc, the RSS in anonymous memory and in mapped files (Node's own code).
+ */
+function memory(metrics: string, pid: number): string {
   const value = (name: string) => (parseSamples(metrics, [name]).find((s) => s.name === name)?.value ?? Number.NaN) / MiB;
-  return `RSS ${value('process_resident_memory_bytes').toFixed(0)} MiB: heap used ${value('nodejs_heap_size_used_bytes').toFixed(0)} of ${value('nodejs_heap_size_total_bytes').toFixed(0)} MiB, external ${value('nodejs_external_memory_bytes').toFixed(0)} MiB`;
+  const proc = (field: string) => (procStatusBytes(pid, field) / MiB).toFixed(0);
+  return `RSS ${value('process_resident_memory_bytes').toFixed(0)} MiB (anonymous ${proc('RssAnon')}, files ${proc('RssFile')}): heap used ${value('nodejs_heap_size_used_bytes').toFixed(0)} of ${value('nodejs_heap_size_total_bytes').toFixed(0)} MiB, external ${value('nodejs_external_memory_bytes').toFixed(0)} MiB`;
 }
 
 /** Reconciles since start, from the syncer's histogram: how many, the mean, and the bucket holding the 99th percentile. */
