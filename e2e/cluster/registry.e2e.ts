@@ -18,7 +18,7 @@ const execFileAsync = promisify(execFile);
 interface PulledPod {
   readonly metadata: { readonly name: string };
   readonly spec: { readonly containers: readonly { name: string; image: string; imagePullPolicy: string }[] };
-  readonly status: { readonly containerStatuses?: readonly { name: string; imageID: string; state: { waiting?: { reason: string; message?: string } } }[] };
+  readonly status: { readonly containerStatuses?: readonly { name: string; imageID: string; restartCount: number; state: { waiting?: { reason: string; message?: string } }; lastState?: unknown }[] };
 }
 interface EventList {
   readonly items: readonly { reason: string; message: string; involvedObject: { name: string } }[];
@@ -103,7 +103,13 @@ describe('an agent image in the private registry (issue 30)', () => {
           imagePullPolicy: 'Always',
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '32Mi' } },
           securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+          // The stand-in exits at once without its target.
+          env: [{ name: 'CONTAINER_NAME', value: 'app' }],
         },
+        fieldEnv: [
+          { env: 'NAMESPACE', fieldPath: 'metadata.namespace' },
+          { env: 'POD_NAME', fieldPath: 'metadata.name' },
+        ],
         imagePullSecrets: [{ name: 'team-registry' }],
       },
     }));
@@ -136,9 +142,13 @@ describe('an agent image in the private registry (issue 30)', () => {
     const status = await eventually(() => {
       const pod = kubectlJson<PulledPod>(['get', 'pod', 'app', '-n', withSecret]);
       const agent = pod.status.containerStatuses?.find((s) => s.name === PROFILE);
-      if (!agent || !('running' in agent.state)) throw new Error(`agent ${JSON.stringify(agent?.state)}`);
+      if (!agent || !('running' in agent.state)) throw new Error(`agent ${JSON.stringify(agent?.state)}, last ${JSON.stringify(agent?.lastState)}`);
       return agent;
     }, 'the private agent running', 120_000);
+    // Running, and not a crash loop caught between two restarts: still up, never restarted, moments later.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const later = kubectlJson<PulledPod>(['get', 'pod', 'app', '-n', withSecret]).status.containerStatuses?.find((s) => s.name === PROFILE);
+    expect({ running: later !== undefined && 'running' in later.state, restartCount: later?.restartCount }).toEqual({ running: true, restartCount: 0 });
     expect(status.imageID).toMatch(new RegExp(`@${digestRef.split('@')[1]}$`));
     expect(kubectlJson<{ spec: { imagePullSecrets?: { name: string }[] } }>(['get', 'pod', 'app', '-n', withSecret]).spec.imagePullSecrets).toEqual([{ name: 'team-registry' }]);
   });
