@@ -354,7 +354,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   const cpuOf = {
     'the syncer': syncer.process.pid,
     'kube-apiserver': apiServerPid(),
-    etcd: findPid(join(cp.binDir, 'etcd'), seedDir ? join(seedDir, 'etcd') : join(cp.dir, 'etcd')),
+    etcd: etcdPid(),
     'the bench': process.pid,
   };
   const cpuBefore = Object.fromEntries(Object.entries(cpuOf).map(([who, pid]) => [who, cpuMs(pid)]));
@@ -591,9 +591,13 @@ async function heapSnapshot(pid: number, dir: string): Promise<string> {
   return 'none written within 300 s';
 }
 
-/** Subjects the syncer says it bound (its gauge after the last reconcile); 0 while it does not answer. */
+/** The control plane's processes, for their CPU. */
 function apiServerPid(): number {
   return findPid(join(cp.binDir, 'kube-apiserver'), cp.dir);
+}
+
+function etcdPid(): number {
+  return findPid(join(cp.binDir, 'etcd'), seedDir ? join(seedDir, 'etcd') : join(cp.dir, 'etcd'));
 }
 
 /** Waits (at most a minute) until the API server uses under a tenth of a core over a second. */
@@ -612,15 +616,15 @@ async function apiServerQuiet(): Promise<void> {
 /** Where a start's time goes, from now to the syncer's metrics: when the pods were listed, who had the cores, and what the API server was asked. */
 async function startBreakdown(kc: KubeConfig): Promise<(syncer: Syncer, metrics: string) => Promise<string>> {
   const apiServer = apiServerPid();
-  const etcd = findPid(`${join(cp.binDir, 'etcd')}\0`);
+  const etcd = etcdPid();
   const [apiServerCpu, etcdCpu, requests] = [cpuMs(apiServer), cpuMs(etcd), await apiServerRequests(kc)];
   const started = Date.now();
   return async (syncer, metrics) => {
     const listed = parseSamples(metrics, ['outrigger_rbac_syncer_last_sync_timestamp_seconds']).find((s) => s.labels['resource'] === 'pods')?.value;
     const list = listed === undefined ? 'pods never listed' : `pods listed after ${(listed - started / 1000).toFixed(1)} s`;
     const cpu = `CPU: the syncer ${(cpuMs(syncer.process.pid) / 1000).toFixed(1)} s, kube-apiserver ${((cpuMs(apiServer) - apiServerCpu) / 1000).toFixed(1)} s, etcd ${((cpuMs(etcd) - etcdCpu) / 1000).toFixed(1)} s`;
-    const asked = [...(await apiServerRequests(kc))].map(([request, n]) => [request, n - (requests.get(request) ?? 0)] as const).filter(([, n]) => n > 0);
-    const top = asked.sort((a, b) => b[1] - a[1]).slice(0, 6).map(([request, n]) => `${n} ${request}`);
+    const asked = [...(await apiServerRequests(kc))].map(([key, n]) => [key, n - (requests.get(key) ?? 0)] as const).filter(([, n]) => n > 0);
+    const top = asked.sort((a, b) => b[1] - a[1]).slice(0, 6).map(([key, n]) => `${n} ${key}`);
     return `${list}; ${cpu}; the API server answered ${top.join(', ')}`;
   };
 }
@@ -647,6 +651,7 @@ async function apiServerRequests(kc: KubeConfig): Promise<Map<string, number>> {
   return counts;
 }
 
+/** Subjects the syncer says it bound (its gauge after the last reconcile); 0 while it does not answer. */
 async function boundBySyncer(url: string): Promise<number> {
   const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '');
   return parseSamples(text, ['outrigger_rbac_syncer_binding_subjects']).reduce((sum, s) => sum + s.value, 0);
