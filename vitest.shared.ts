@@ -4,6 +4,8 @@ import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 /** Every e2e run starts one real control plane (etcd + kube-apiserver) for all its suites. */
 const controlPlaneSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-global-setup.ts', import.meta.url));
+/** Every run keeps its temporary files in one directory, removed when the run passes; first, so that it is removed last. */
+const scratchDirSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-scratch-dir-setup.ts', import.meta.url));
 
 /**
  * One Vitest setup for every project. SWC compiles the tests because esbuild (Vitest's default)
@@ -11,15 +13,15 @@ const controlPlaneSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest
  * through the "development" export condition.
  */
 export function projectConfig(kind: 'unit' | 'e2e', extra: ViteUserConfig['test'] = {}): ViteUserConfig {
+  const { globalSetup = kind === 'e2e' ? [controlPlaneSetup] : [], ...rest } = extra;
   return defineConfig({
     plugins: [swc.vite({ module: { type: 'es6' }, jsc: { target: 'es2022' } })],
     resolve: { conditions: ['development', 'node', 'import', 'default'] },
     test: {
       include: kind === 'unit' ? ['src/**/*.spec.ts'] : ['e2e/**/*.e2e.ts'],
-      ...(kind === 'e2e'
-        ? { globalSetup: [controlPlaneSetup], testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false }
-        : {}),
-      ...extra,
+      ...(kind === 'e2e' ? { testTimeout: 120_000, hookTimeout: 300_000, fileParallelism: false } : {}),
+      ...rest,
+      globalSetup: [scratchDirSetup, ...[globalSetup].flat()],
     },
   });
 }

@@ -13,7 +13,7 @@
  *     [--windows 5] [--injector-node-options=<flags>]
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { MUTATE_PATH } from '@outrigger/admission';
 import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
-import { freePort, type ManagedProcess, startApp, deployedNodeOptions } from '@outrigger/control-plane';
+import { freePort, type ManagedProcess, startApp, deployedNodeOptions, scratchDirUntilExit } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { openLoopInChild, pooledLatency, type OpenLoopResult, type Percentiles } from './open-loop.js';
 import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess } from './peers.js';
@@ -81,7 +81,7 @@ const big = bigPod(1.5 * 1024 * 1024);
 // ---- servers ----------------------------------------------------------------------------------------
 const ca = issueCertificate({ commonName: 'bench-ca', usage: 'ca', lifetimeMs: 24 * 3600_000 });
 const serving = issueCertificate({ commonName: 'injector', usage: 'server', lifetimeMs: 3600_000, issuer: ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
-const dir = mkdtempSync(join(tmpdir(), 'injector-bench-'));
+const dir = scratchDirUntilExit(tmpdir(), 'injector-bench-');
 writeFileSync(join(dir, 'tls.crt'), serving.cert);
 writeFileSync(join(dir, 'tls.key'), serving.key);
 

@@ -18,7 +18,7 @@
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/pod-create-bench.ts
  *     [--rounds 7] [--pods 300] [--concurrency 8] [--injector-node-options=<flags>]
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
 import { encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, MUTATE_PATH } from '@outrigger/admission';
 import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
-import { freePort, kubeConfigFrom, type ManagedProcess, startApp, startControlPlane, deployedNodeOptions, readDeployFile } from '@outrigger/control-plane';
+import { freePort, kubeConfigFrom, type ManagedProcess, startApp, startControlPlane, deployedNodeOptions, readDeployFile, scratchDirUntilExit } from '@outrigger/control-plane';
 import { issueCertificate } from '@outrigger/pki';
 import { parseSamples, type Sample } from '../observability/exposition.js';
 import { histogramDelta, histogramTotal, type HistogramTotal } from './exposition-values.js';
@@ -120,7 +120,7 @@ try {
   };
 
   // ---- the webhooks ----------------------------------------------------------------------------------
-  const dir = mkdtempSync(join(tmpdir(), 'pod-create-bench-'));
+  const dir = scratchDirUntilExit(tmpdir(), 'pod-create-bench-');
   const ca = issueCertificate({ commonName: 'bench-ca', usage: 'ca', lifetimeMs: 24 * 3600_000 });
   const serving = issueCertificate({ commonName: '127.0.0.1', usage: 'server', issuer: ca, lifetimeMs: 24 * 3600_000, ipAddresses: ['127.0.0.1'] });
   const certFile = join(dir, 'tls.crt');

@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { request } from 'node:https';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -8,7 +8,7 @@ import { CoreV1Api, RbacAuthorizationV1Api, Watch, type KubeConfig, type V1Clust
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, mutatePod, type AdmissionContext, type JsonObject } from '@outrigger/admission';
 import { PROFILE_LABEL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
-import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess, deployedMemoryLimit, deployedNodeOptions } from '@outrigger/control-plane';
+import { freePort, kubeConfigFrom, repoRoot, startApp, startControlPlane, type ManagedProcess, deployedMemoryLimit, deployedNodeOptions, scratchDirUntilExit } from '@outrigger/control-plane';
 import { inParallel } from '@outrigger/kube';
 import { parseSamples } from '../observability/exposition.js';
 import { getOptions, listFloor, type ListEncoding, type ListMode } from './list-floor.js';
@@ -109,6 +109,9 @@ const reuse = seedMarker !== undefined && existsSync(seedMarker) && readFileSync
 if (seedDir && !reuse) rmSync(seedDir, { recursive: true, force: true });
 if (seedDir) mkdirSync(seedDir, { recursive: true });
 
+// The syncers' logs, kept when the run fails (its messages name them).
+const scratch = scratchDirUntilExit(tmpdir(), 'rbac-bench-');
+let syncerStarts = 0;
 const cp = await startControlPlane({
   apiServerArgs: ['--max-requests-inflight=3000', '--max-mutating-requests-inflight=1500'],
   // 150 000 pods take more than etcd's default 2 GiB backend quota once revisions pile up.
@@ -502,7 +505,7 @@ interface Syncer {
 async function startSyncer({ podList, pageSize, nodeOptions, env, root }: SyncerConfig): Promise<Syncer> {
   const port = await freePort();
   const cgroup = memoryLimit === undefined ? undefined : MemoryCgroup.create(memoryLimit);
-  const logFile = join(mkdtempSync(join(tmpdir(), 'rbac-bench-')), 'rbac-syncer.log');
+  const logFile = join(scratch, `rbac-syncer-${++syncerStarts}.log`);
   const child = await startApp('rbac-syncer', {
     root,
     wrap: cgroup ? (argv) => cgroup.command(argv) : undefined,

@@ -8,3 +8,4 @@ export * from './tls-probe.js';
 export * from './cluster/index.js';
 export * from './deploy-render.js';
 export * from './suite-kubectl.js';
+export * from './scratch-dir.js';

@@ -27,7 +27,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -41,6 +40,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * xxl-job-admin's executor client (the HttpTool proxy of ExecutorBiz, built as the admin builds it)
@@ -56,6 +56,9 @@ class ExecutorProtocolCompatTest {
     static final List<RegistryRequest> removed = new CopyOnWriteArrayList<>();
     static final Map<Long, CallbackRequest> callbacks = new ConcurrentHashMap<>();
     static final List<String> refusedTokens = new CopyOnWriteArrayList<>();
+    // JUnit removes both once the class's tests are done (the agent is stopped first, in stop()).
+    @TempDir static Path sa;
+    @TempDir static Path data;
     static HttpServer admin;
     static Process fakeKube;
     static Process agent;
@@ -90,8 +93,6 @@ class ExecutorProtocolCompatTest {
         });
         admin.start();
 
-        Path sa = Files.createTempDirectory("xxl-agent-sa");
-        Path data = Files.createTempDirectory("xxl-agent-data");
         fakeKube = new ProcessBuilder(System.getProperty("fakekube.bin"), sa.toString(), "sa-token")
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String kubeUrl = new BufferedReader(new InputStreamReader(fakeKube.getInputStream())).readLine();
