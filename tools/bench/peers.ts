@@ -7,6 +7,8 @@ export interface PeerOptions {
   readonly certFile: string;
   readonly keyFile: string;
   readonly logFile: string;
+  /** Node's own flags for a Node peer (e.g. --cpu-prof): command-line flags, since NODE_OPTIONS refuses many V8 ones. */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** Path of agnhost's sidecar-injecting mutation (the injector's is /mutate). */
@@ -16,7 +18,7 @@ export const AGNHOST_SIDECAR_PATH = '/mutating-pods-sidecar';
 export async function startBaselineProcess(options: PeerOptions): Promise<ManagedProcess> {
   // Without the development condition it loads the built @outrigger/admission, as the injector does.
   const script = fileURLToPath(new URL('./baseline-server.ts', import.meta.url));
-  const child = new ManagedProcess('baseline', process.execPath, ['--import', 'tsx', script, String(options.port), options.certFile, options.keyFile], options.logFile);
+  const child = new ManagedProcess('baseline', process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', script, String(options.port), options.certFile, options.keyFile], options.logFile);
   return listening(child, options.port);
 }
 
@@ -26,7 +28,7 @@ export async function startBaselineProcess(options: PeerOptions): Promise<Manage
  */
 export async function startIndependentPeer(name: string, options: PeerOptions & { readonly injectionFile: string }): Promise<ManagedProcess> {
   const script = fileURLToPath(new URL('./independent-webhook.ts', import.meta.url));
-  const child = new ManagedProcess(name, process.execPath, [script, String(options.port), options.certFile, options.keyFile, options.injectionFile], options.logFile);
+  const child = new ManagedProcess(name, process.execPath, [...(options.nodeArgs ?? []), script, String(options.port), options.certFile, options.keyFile, options.injectionFile], options.logFile);
   return listening(child, options.port);
 }
 

@@ -16,7 +16,10 @@
  * the rest of admission, and /proc gives each process's CPU.
  *
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/pod-create-bench.ts
- *     [--rounds 7] [--pods 300] [--concurrency 8] [--injector-node-options=<flags>]
+ *     [--rounds 7] [--pods 300] [--concurrency 8] [--injector-node-options=<flags>] [--peer-node-args=<flags>]
+ *
+ * --peer-node-args gives the Node peers (the core on node:https, the independent ones) Node's own flags,
+ * e.g. "--cpu-prof --cpu-prof-dir=DIR" (each peer writes its profile when the bench stops it).
  */
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -43,11 +46,13 @@ const { values } = parseArgs({
     pods: { type: 'string', default: '300' },
     concurrency: { type: 'string', default: '8' },
     'injector-node-options': { type: 'string', default: deployedNodeOptions('injector') },
+    'peer-node-args': { type: 'string', default: '' },
   },
 });
 const ROUNDS = Number(values.rounds);
 const PODS = Number(values.pods);
 const CONCURRENCY = Number(values.concurrency);
+const PEER_NODE_ARGS = values['peer-node-args'].split(/\s+/).filter(Boolean);
 
 // same-twin is a second, identical same-container peer: how far two equal servers' ratios swing in this run.
 const WEBHOOKS = ['outrigger', 'same', 'same-twin', 'minimal', 'core', 'agnhost'] as const;
@@ -145,7 +150,7 @@ try {
       logFile: join(dir, 'injector.log'),
     }),
   );
-  pid.core = await started(startBaselineProcess({ port: port.core, certFile, keyFile, logFile: join(dir, 'baseline.log') }));
+  pid.core = await started(startBaselineProcess({ port: port.core, certFile, keyFile, logFile: join(dir, 'baseline.log'), nodeArgs: PEER_NODE_ARGS }));
   pid.agnhost = await started(startAgnhost({ port: port.agnhost, certFile, keyFile, logFile: join(dir, 'agnhost.log'), sidecarImage }));
   const path: Record<Webhook, string> = { outrigger: MUTATE_PATH, same: MUTATE_PATH, 'same-twin': MUTATE_PATH, minimal: MUTATE_PATH, core: MUTATE_PATH, agnhost: AGNHOST_SIDECAR_PATH };
 
@@ -196,9 +201,10 @@ try {
     return file;
   };
   const same = injectionFile('same', injection);
-  pid.same = await started(startIndependentPeer('same', { port: port.same, certFile, keyFile, logFile: join(dir, 'same.log'), injectionFile: same }));
-  pid['same-twin'] = await started(startIndependentPeer('same-twin', { port: port['same-twin'], certFile, keyFile, logFile: join(dir, 'same-twin.log'), injectionFile: same }));
-  pid.minimal = await started(startIndependentPeer('minimal', { port: port.minimal, certFile, keyFile, logFile: join(dir, 'minimal.log'), injectionFile: injectionFile('minimal', minimal) }));
+  pid.same = await started(startIndependentPeer('same', { port: port.same, certFile, keyFile, logFile: join(dir, 'same.log'), injectionFile: same, nodeArgs: PEER_NODE_ARGS }));
+  pid['same-twin'] = await started(startIndependentPeer('same-twin', { port: port['same-twin'], certFile, keyFile, logFile: join(dir, 'same-twin.log'), injectionFile: same, nodeArgs: PEER_NODE_ARGS }));
+  pid.minimal = await started(startIndependentPeer('minimal', { port: port.minimal, certFile, keyFile, logFile: join(dir, 'minimal.log'), injectionFile: injectionFile('minimal', minimal), nodeArgs: PEER_NODE_ARGS }));
+  if (PEER_NODE_ARGS.length > 0) console.log(`  the Node peers run with ${PEER_NODE_ARGS.join(' ')}; their pids: core ${pid.core}, same ${pid.same}, same-twin ${pid['same-twin']}, minimal ${pid.minimal}`);
   for (const w of ['same', 'same-twin', 'minimal'] as const) await register(w);
   const created = {} as Record<Target, { pod: StoredPod; bytes: number }>;
   for (const target of TARGETS) created[target] = await dryRun(target);
