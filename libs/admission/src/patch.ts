@@ -83,7 +83,7 @@ function keyedRemovals(before: JsonValue | undefined, after: JsonValue | undefin
   if (Array.isArray(before) && Array.isArray(after)) {
     const keyed = itemKeys(before, after);
     if (!keyed) {
-      if (before.length === after.length) before.forEach((item, i) => keyedRemovals(item, after[i], `${path}/${i}`, out));
+      if (before.length === after.length) before.forEach((item, i) => isContainer(item) && keyedRemovals(item, after[i], `${path}/${i}`, out));
       return;
     }
     const [names, kept] = keyed;
@@ -91,7 +91,11 @@ function keyedRemovals(before: JsonValue | undefined, after: JsonValue | undefin
     names.forEach((name, i) => keyedRemovals(before[i], after[index.get(name) ?? -1], `${path}/${i}`, out));
     for (let i = names.length - 1; i >= 0; i--) if (!index.has(names[i] ?? '')) out.push({ op: 'remove', path: `${path}/${i}` });
   } else if (isJsonObject(before) && isJsonObject(after)) {
-    for (const key of Object.keys(before)) if (Object.hasOwn(after, key)) keyedRemovals(before[key], after[key], `${path}/${escapePointerToken(key)}`, out);
+    for (const key of Object.keys(before)) {
+      const was = before[key] as JsonValue;
+      // Only lists can lose keyed items: leaves are passed over without building their path.
+      if (isContainer(was) && Object.hasOwn(after, key)) keyedRemovals(was, after[key], `${path}/${escapePointerToken(key)}`, out);
+    }
   }
 }
 
