@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { boundServiceAccounts, createNamespace, eventually, kubectl, kubectlJson, type PodJson } from './support.ts';
+import { boundServiceAccounts, createNamespace, eventually, execAs, kubectl, kubectlJson, type PodJson } from './support.ts';
 
 // A profile for some teams only (spec.namespaceSelector) and an agent sized per pod within the
 // profile's bounds (spec.overrides): injection, bindings, the exec guard, the status count and the
@@ -66,15 +66,6 @@ const refusal = (ns: string, annotations: Record<string, string>) => {
 const bound = () => boundServiceAccounts(ROLE).sort();
 const selectedCount = () => kubectlJson<{ status?: { namespaces?: number } }>(['get', 'agentprofile', NAME]).status?.namespaces;
 
-/** kubectl exec as a ServiceAccount (impersonated): its output, or the error it ended with. */
-function execAs(serviceAccount: string, namespace: string, pod: string): string {
-  try {
-    return kubectl(['exec', `--as=system:serviceaccount:${serviceAccount}`, '-n', namespace, pod, '-c', 'app', '--', 'echo', 'exec-reached-the-pod']);
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
 function runPod(ns: string, name: string, annotations: Record<string, string> = {}): PodJson {
   kubectl(['create', '-n', ns, '-f', '-'], podYaml(name, annotations));
   kubectl(['wait', '--for=condition=Ready', `pod/${name}`, '-n', ns, '--timeout=120s']);
@@ -134,13 +125,13 @@ describe('a profile scoped to one of two labelled namespaces (spec.namespaceSele
     // kubectl reads the pod before it execs: a reader grant that is not Outrigger's, for both.
     kubectl(['create', 'clusterrole', READER, '--verb=get', '--resource=pods']);
     kubectl(['create', 'clusterrolebinding', READER, `--clusterrole=${READER}`, `--serviceaccount=${teamA}:default`, `--serviceaccount=${teamB}:default`]);
-    expect(execAs(`${teamA}:default`, teamA, 'worker')).toContain('exec-reached-the-pod');
-    const guarded = execAs(`${teamA}:default`, teamB, 'worker');
+    expect(execAs(`${teamA}:default`, teamA, 'worker', { container: 'app', fromPod: 'worker' })).toContain('exec-reached-the-pod');
+    const guarded = execAs(`${teamA}:default`, teamB, 'worker', { container: 'app', fromPod: 'worker' });
     expect(guarded).toContain('outrigger exec guard:');
     expect(guarded).toContain(`reaches only pods of its own namespace ${teamA}; exec into ${teamB}/worker is refused`);
     // Unselected: refused by RBAC itself (no role at all), before any guard is asked.
     for (const target of [teamB, teamA]) {
-      const unbound = execAs(`${teamB}:default`, target, 'worker');
+      const unbound = execAs(`${teamB}:default`, target, 'worker', { container: 'app', fromPod: 'worker' });
       expect(unbound, `exec into ${target}/worker`).toMatch(/cannot (create|get) resource "pods\/exec"/);
       expect(unbound).not.toContain('outrigger exec guard');
     }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { awaitRunLog, triggerShellJob } from '@outrigger/control-plane';
+import { POD_NAME_EXTRA } from '@outrigger/install';
 
 const { kubeconfigPath, binDir } = inject('cluster');
 const kubectlBin = join(binDir, 'kubectl');
@@ -104,6 +105,21 @@ export function pods(namespace: string, selector: string): PodJson[] {
 export function agentOf(pod: PodJson): { name: string; image: string; restartPolicy?: string } | undefined {
   const isAgent = (c: { name: string }) => c.name === 'xxl-agent' || c.name === 'xxl-agent-native';
   return pod.spec.containers.find(isAgent) ?? pod.spec.initContainers?.find(isAgent);
+}
+
+/**
+ * `kubectl exec` into `namespace/pod` (its `container`) as a ServiceAccount, impersonated: its
+ * output, or the error it ended with. `fromPod` is the pod the caller's token is bound to, as the API
+ * server names it for a pod's own token (the user extra the exec guard reads); without it, a token
+ * bound to no pod.
+ */
+export function execAs(serviceAccount: string, namespace: string, pod: string, options: { readonly container?: string; readonly fromPod?: string } = {}): string {
+  const as = [`--as=system:serviceaccount:${serviceAccount}`, ...(options.fromPod ? [`--as-user-extra=${POD_NAME_EXTRA}=${options.fromPod}`] : [])];
+  try {
+    return kubectl(['exec', ...as, '-n', namespace, pod, ...(options.container ? ['-c', options.container] : []), '--', 'echo', 'exec-reached-the-pod']);
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 /** The agent's address as xxl-job-admin calls it: the pod IP (reachable from the host, the node's bridge) and the agent's port. */

@@ -1,25 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { applyFixture, boundServiceAccounts, createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE, pods } from './support.ts';
+import { applyFixture, boundServiceAccounts, createNamespace, eventually, execAs, kubectl, OUTRIGGER_NAMESPACE, pods } from './support.ts';
 
 const OPT_IN = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'tenancy' };
 const APP = { name: 'app', image: 'localhost/busybox:local', command: ['sleep', '3600'] };
 
 const boundNamespaces = () => boundServiceAccounts();
 
-/** kubectl exec as a ServiceAccount (impersonated): its output, or the error it ended with. */
-function execAs(serviceAccount: string, namespace: string, pod: string, container?: string): string {
-  try {
-    return kubectl(['exec', `--as=system:serviceaccount:${serviceAccount}`, '-n', namespace, pod, ...(container ? ['-c', container] : []), '--', 'echo', 'exec-reached-the-pod']);
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
 function podJson(name: string, annotations: Record<string, string>, containers: object[], serviceAccountName = 'default'): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, annotations }, spec: { serviceAccountName, containers } });
 }
 
-describe("tenants: an agent's reach stops at its own namespace, and only real agents are bound", () => {
+describe("tenants: an agent's reach stops at its own pod, and only real agents are bound", () => {
   it('the webhook refuses an opted-in pod that forges its agent, saying why', () => {
     const ns = createNamespace('forged');
     const refusal = (name: string, annotations: Record<string, string>, containers: object[]) => {
@@ -41,7 +32,7 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     );
   });
 
-  it("a tenant's agent ServiceAccount execs into its own pods only: kube-system, the install namespace, another tenant and default refuse it", async () => {
+  it("a tenant's agent execs into its own pod only: its neighbour of the same Deployment, kube-system, the install namespace, another tenant and default refuse it, as does a token bound to no pod", async () => {
     const tenant = createNamespace('tenant-a');
     const other = createNamespace('tenant-b');
     applyFixture('deployment.yaml', tenant);
@@ -49,11 +40,18 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     await eventually(() => {
       if (!boundNamespaces().includes(`${tenant}/default`)) throw new Error(`not bound yet: ${boundNamespaces().join(' ')}`);
     }, 'the tenant ServiceAccount bound');
-    const [own] = pods(tenant, 'app=billing');
+    const [own, neighbour] = pods(tenant, 'app=billing').map((pod) => pod.metadata.name) as [string, string];
+    // As the agent of `own` calls: its token is bound to its pod.
+    const fromOwn = { fromPod: own };
     // kubectl reads the pod before it execs (the agent does not): a reader grant that is not Outrigger's.
     kubectl(['create', 'clusterrole', `pod-reader-${tenant}`, '--verb=get', '--resource=pods']);
     kubectl(['create', 'clusterrolebinding', `pod-reader-${tenant}`, `--clusterrole=pod-reader-${tenant}`, `--serviceaccount=${tenant}:default`, `--serviceaccount=${other}:ops`]);
-    expect(execAs(`${tenant}:default`, tenant, own?.metadata.name ?? '', 'app')).toContain('exec-reached-the-pod');
+    expect(execAs(`${tenant}:default`, tenant, own, { ...fromOwn, container: 'app' })).toContain('exec-reached-the-pod');
+    // The other replica runs under the same ServiceAccount, bound the same way: still not this agent's pod.
+    const next = execAs(`${tenant}:default`, tenant, neighbour, { ...fromOwn, container: 'app' });
+    expect(next).toContain(`reaches only the pod its token was issued to (${tenant}/${own}); exec into ${tenant}/${neighbour} is refused`);
+    // A token of the ServiceAccount bound to no pod (a legacy Secret, a TokenRequest without a pod) reaches no pod at all.
+    expect(execAs(`${tenant}:default`, tenant, own, { container: 'app' })).toContain(`reaches only the pod its token was issued to (this token was issued to no pod); exec into ${tenant}/${own} is refused`);
 
     kubectl(['create', '-n', other, '-f', '-'], podJson('victim', {}, [APP]));
     kubectl(['create', '-n', 'default', '-f', '-'], podJson(`victim-${tenant}`, {}, [APP]));
@@ -61,7 +59,7 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     const injector = kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', 'app.kubernetes.io/name=outrigger-injector', '-o', 'jsonpath={.items[0].metadata.name}']);
     const targets: [string, string][] = [[other, 'victim'], ['default', `victim-${tenant}`], ['kube-system', `victim-${tenant}`], [OUTRIGGER_NAMESPACE, injector]];
     for (const [namespace, pod] of targets) {
-      const out = execAs(`${tenant}:default`, namespace, pod);
+      const out = execAs(`${tenant}:default`, namespace, pod, fromOwn);
       expect(out, `exec into ${namespace}/${pod}`).toContain('outrigger exec guard:');
       expect(out).toContain(`reaches only pods of its own namespace ${tenant}; exec into ${namespace}/${pod} is refused`);
     }
@@ -70,7 +68,7 @@ describe("tenants: an agent's reach stops at its own namespace, and only real ag
     kubectl(['create', 'clusterrolebinding', `ops-${other}`, '--clusterrole=xxl-agent-exec', `--serviceaccount=${other}:ops`]);
     try {
       await eventually(() => {
-        const out = execAs(`${other}:ops`, tenant, own?.metadata.name ?? '', 'app');
+        const out = execAs(`${other}:ops`, tenant, own, { container: 'app' });
         if (!out.includes('exec-reached-the-pod')) throw new Error(out);
       }, 'the operator exec');
     } finally {

@@ -5,7 +5,7 @@ import { ACCESS_TOKEN, agentAddress, agentOf, boundServiceAccounts, createNamesp
 
 // The reference agent's runs on the real node, as xxl-job-admin drives them: timeout, kill and the
 // block strategies end the job's processes in the business container; results survive the admin
-// being away and an agent restart; the exec guard stops an agent pointed at another namespace.
+// being away and an agent restart; the exec guard stops an agent pointed at another pod.
 // Each job records what it did in the business container (files under /tmp), which the test reads
 // back with its own exec: that is where the job ran, not in the agent.
 const { ctr } = inject('cluster');
@@ -187,8 +187,8 @@ function agentStatus(): { restartCount: number; containerId: string } {
 const agentRestarts = () => agentStatus().restartCount;
 const agentContainerId = () => agentStatus().containerId;
 
-describe('the exec guard on the real node: an agent pointed at another namespace runs nothing there', () => {
-  it('a tenant pod running the agent with NAMESPACE forged to another tenant\'s pod gets the guard\'s refusal in its run, while its own namespace works', async () => {
+describe('the exec guard on the real node: an agent pointed at another pod runs nothing there', () => {
+  it('a tenant pod running the agent with its target forged to another tenant\'s pod, or to a neighbour in its own namespace, gets the guard\'s refusal in its run, while the real agent reaches its own pod', async () => {
     const other = createNamespace('xxl-victim');
     try {
       kubectl(['create', '-n', other, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'victim' }, spec: { containers: [APP], volumes: TMP } }));
@@ -226,7 +226,7 @@ describe('the exec guard on the real node: an agent pointed at another namespace
           volumes: [{ name: 'data', emptyDir: {} }],
         },
       });
-      for (const [name, targetNamespace, targetPod] of [['rogue', other, 'victim'], ['own', ns, POD]] as const) {
+      for (const [name, targetNamespace, targetPod] of [['rogue', other, 'victim'], ['neighbour', ns, POD]] as const) {
         kubectl(['create', '-n', ns, '-f', '-'], JSON.stringify(rogue(name, targetNamespace, targetPod)));
         kubectl(['wait', '-n', ns, `pod/${name}`, '--for=condition=Ready', '--timeout=180s']);
       }
@@ -239,7 +239,13 @@ describe('the exec guard on the real node: an agent pointed at another namespace
       expect(await callbackOf(refusedRun)).toMatchObject({ handleCode: 500 });
       expect(kubectl(['exec', '-n', other, 'victim', '-c', 'app', '--', 'sh', '-c', 'ls /tmp/reached 2>&1 || true'])).toContain('No such file');
 
-      const own = await awaitRunLog(agentAddress(ns, 'own'), ACCESS_TOKEN, await triggerShellJob(agentAddress(ns, 'own'), ACCESS_TOKEN, script));
+      // Its own namespace, the same ServiceAccount, a real token of its pod: still not its pod.
+      const beside = await awaitRunLog(agentAddress(ns, 'neighbour'), ACCESS_TOKEN, await triggerShellJob(agentAddress(ns, 'neighbour'), ACCESS_TOKEN, script));
+      expect(beside).toContain(`outrigger exec guard: system:serviceaccount:${ns}:default holds an agent role through ClusterRoleBinding xxl-agent-exec.${ns}, which reaches only the pod its token was issued to (${ns}/neighbour); exec into ${ns}/${POD} is refused`);
+      expect(beside).not.toContain(`reached ${POD}`);
+      expect(inApp('ls /tmp/reached 2>&1 || true')).toContain('No such file');
+
+      const own = await awaitRunLog(address, ACCESS_TOKEN, await triggerShellJob(address, ACCESS_TOKEN, script, { jobId: 40 }));
       expect(own).toContain(`reached ${POD}`);
     } finally {
       kubectl(['delete', 'namespace', other, '--wait=false']);

@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
-import { execGuardPolicy } from '@outrigger/install';
+import { execGuardPolicy, POD_NAME_EXTRA } from '@outrigger/install';
 import { applyObject, loadKubeClient } from '@outrigger/kube';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -54,18 +54,34 @@ async function namespace(prefix: string, labels?: Record<string, string>): Promi
   return ns;
 }
 const subjects = async () => (await bindingSubjects(kc, BINDING)).filter((s) => mine.has(s.slice(s.indexOf(':') + 1, s.indexOf('/'))));
-/** `kubectl exec` as `user` (impersonated): its error output. On this bare control plane a request
+/** `kubectl exec` with `who`'s credentials: its error output. On this bare control plane a request
  * that passed authorization and admission ends at "does not have a host assigned" (no node). */
-function execAs(user: string, namespace: string, pod: string): Promise<string> {
-  const { kubeconfigPath, binDir } = inject('controlPlane');
+function kubectlExec(who: readonly string[], namespace: string, pod: string): Promise<string> {
+  const { binDir } = inject('controlPlane');
   return new Promise((done) => {
-    execFile(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, 'exec', `--as=${user}`, '-n', namespace, pod, '--', 'true'], (error, stdout, stderr) =>
-      done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()),
-    );
+    execFile(join(binDir, 'kubectl'), [...who, 'exec', '-n', namespace, pod, '--', 'true'], (error, stdout, stderr) => done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()));
   });
+}
+/** As `user`, impersonated; `fromPod`: the pod its token is bound to, as the API server names it (the user extra the guard reads). */
+function execAs(user: string, namespace: string, pod: string, fromPod?: string): Promise<string> {
+  const extra = fromPod === undefined ? [] : [`--as-user-extra=${POD_NAME_EXTRA}=${fromPod}`];
+  return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
+}
+/** With a real token of the ServiceAccount from the TokenRequest API, bound to `boundTo` (a pod of its namespace) or to nothing. */
+async function execWithToken(namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
+  const boundObjectRef = boundTo === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name: boundTo };
+  const request = await core.createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds: 600, ...(boundObjectRef ? { boundObjectRef } : {}) } } });
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the test kubeconfig has no cluster');
+  // Only the token: the admin kubeconfig's client certificate would authenticate first.
+  const file = join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`);
+  const config = { apiVersion: 'v1', kind: 'Config', 'current-context': 'token', clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData ?? '' } }], users: [{ name: 'token', user: { token: request.status?.token ?? '' } }], contexts: [{ name: 'token', context: { cluster: 'c', user: 'token' } }] };
+  writeFileSync(file, JSON.stringify(config));
+  return kubectlExec(['--kubeconfig', file], namespace, target);
 }
 const PAST_ADMISSION = /does not have a host assigned/;
 const GUARD_REFUSED = /ValidatingAdmissionPolicy 'outrigger-agent-exec-guard' .*denied request: outrigger exec guard: .* reaches only pods of its own namespace/;
+const NOT_ITS_POD = /ValidatingAdmissionPolicy 'outrigger-agent-exec-guard' .*denied request: outrigger exec guard: .* reaches only the pod its token was issued to/;
 
 const applies = (port: number) => metric(port, 'outrigger_rbac_syncer_api_writes_total', ['kind="ClusterRoleBinding"', 'verb="apply"']);
 const unchanged = (port: number) => metric(port, 'outrigger_rbac_syncer_reconciles_total', ['result="unchanged"']);
@@ -127,7 +143,7 @@ describe('rbac-syncer', () => {
     expect(await metric(portA, 'outrigger_rbac_syncer_planned_subjects_count', ['scope="namespace"'])).toBeGreaterThan(0);
   });
 
-  it('the exec guard: the bound ServiceAccount execs only into its own namespace; others are untouched', async () => {
+  it('the exec guard: the bound ServiceAccount execs only into the pod its token was issued to; others are untouched', async () => {
     const [a, b] = labelled as [string, string];
     const own = (await core.listNamespacedPod({ namespace: b })).items[0]?.metadata?.name ?? '';
     for (const namespace of ['default', 'kube-system']) await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } }).catch(() => undefined);
@@ -141,12 +157,25 @@ describe('rbac-syncer', () => {
     await rbac.createClusterRoleBinding({
       body: { metadata: { name: `pod-reader-${suffix}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `pod-reader-${suffix}` }, subjects: readers },
     });
-    await eventually(() => execAs(agent, b, own), (out) => PAST_ADMISSION.test(out), 'the agent past authorization and admission in its own namespace');
+    await eventually(() => execAs(agent, b, own, own), (out) => PAST_ADMISSION.test(out), 'the agent past authorization and admission into its own pod');
     for (const [namespace, pod] of targets) {
-      const out = await execAs(agent, namespace, pod);
+      const out = await execAs(agent, namespace, pod, own);
       expect(out, `${agent} into ${namespace}/${pod}`).toMatch(GUARD_REFUSED);
       expect(out).toContain(`exec into ${namespace}/${pod} is refused`);
     }
+    // Its own namespace, but not its pod: a neighbour of another ServiceAccount, and a second pod of its own.
+    const neighbours = [await createPod(kc, b, 'default', false), await createPod(kc, b, 'agent', false)];
+    for (const pod of neighbours) {
+      const out = await execAs(agent, b, pod, own);
+      expect(out, `${agent} into ${b}/${pod}`).toMatch(NOT_ITS_POD);
+      expect(out).toContain(`(${b}/${own}); exec into ${b}/${pod} is refused`);
+    }
+    // A token bound to no pod (a legacy Secret, a TokenRequest without a pod) reaches no pod, not even the one it runs in.
+    expect(await execAs(agent, b, own)).toContain(`(this token was issued to no pod); exec into ${b}/${own} is refused`);
+    // Real tokens: the API server itself names the pod a token is bound to.
+    expect(await execWithToken(b, 'agent', own, own)).toMatch(PAST_ADMISSION);
+    expect(await execWithToken(b, 'agent', neighbours[1] as string, own)).toMatch(NOT_ITS_POD);
+    expect(await execWithToken(b, 'agent', own)).toContain(`(this token was issued to no pod); exec into ${b}/${own} is refused`);
     // An operator ServiceAccount with its own cluster-wide exec grant is not Outrigger's to judge.
     await core.createNamespacedServiceAccount({ namespace: unlabelled, body: { metadata: { name: 'ops' } } });
     await rbac.createClusterRoleBinding({
@@ -211,7 +240,7 @@ describe('rbac-syncer', () => {
     const allowAll = { ...policy, spec: { ...policy.spec, validations: [{ ...policy.spec.validations[0], expression: 'true' }] } };
     await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), allowAll, { fieldManager: 'rbac-syncer-e2e', force: true });
     await eventually(subjects, (s) => s.length === 0, 'bindings removed');
-    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} refuses less than the shipped guard: it lacks 1 of the shipped guard's validations`);
+    expect(await (await fetch(`http://127.0.0.1:${portA}/readyz`)).text()).toContain(`ValidatingAdmissionPolicy ${EXEC_GUARD_NAME} refuses less than the shipped guard: it lacks 2 of the shipped guard's validations`);
     expect(await metric(portA, 'outrigger_rbac_syncer_exec_guard_in_force')).toBe(0);
     await installExecGuard(inject('controlPlane').kubeconfigPath);
     await eventually(subjects, (s) => JSON.stringify(s) === JSON.stringify(before), 'bindings restored');

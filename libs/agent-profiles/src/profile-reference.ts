@@ -83,7 +83,7 @@ export const FIELD_NOTES: Readonly<Record<string, string>> = {
   rbac: 'The agent\'s Kubernetes rights: the rbac-syncer keeps a ClusterRole with these rules and binds it to the ServiceAccounts of pods that run the agent, in the namespaces the profile applies in.',
   'rbac.clusterRole': 'The ClusterRole the syncer writes; the syncer must be granted it by name (`MissingPermissions` on the status until then).',
   'rbac.binding': 'How the role is bound.',
-  'rbac.binding.kind': '`ClusterRoleBinding` (one per namespace, `<name>.<namespace>`, the exec guard keeping exec to the agent\'s own namespace) or `RoleBinding` (the ClusterRole bound in each namespace).',
+  'rbac.binding.kind': '`ClusterRoleBinding` (one per namespace, `<name>.<namespace>`, the exec guard keeping exec, attach and port-forward to the agent\'s own pod) or `RoleBinding` (the ClusterRole bound in each namespace).',
   'rbac.binding.name': 'The bindings\' name (default: the ClusterRole\'s).',
   'rbac.rules': 'The role\'s rules; rules that could escalate (reading Secrets, creating workloads, ...) are refused unless named in `dangerouslyAllowEscalation`.',
   'rbac.dangerouslyAllowEscalation': 'The escalations the admin accepts for this profile, by name; each must be needed by some rule.',

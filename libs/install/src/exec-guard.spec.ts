@@ -57,8 +57,8 @@ describe('the exec guard', () => {
   it('accepts a guard that refuses more: every shipped variable and validation kept, more added', () => {
     const tighter = {
       ...shipped,
-      variables: [...shipped.variables, { name: 'callerPod', expression: "has(request.userInfo.extra) ? 'x' : ''" }],
-      validations: [...shipped.validations, { expression: '!variables.boundByOutrigger || variables.callerPod == request.name' }],
+      variables: [...shipped.variables, { name: 'callerContainer', expression: "has(request.userInfo.extra) ? 'x' : ''" }],
+      validations: [...shipped.validations, { expression: "!variables.boundByOutrigger || variables.callerContainer == 'x'" }],
     };
     expect(guardShortfall(guardRules(tighter), rules)).toBeUndefined();
   });

@@ -4,13 +4,17 @@ import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
 
 export const EXEC_GUARD_NAME = INSTALL_NAMES.execGuard;
+/** The user extra in which the API server names the pod a ServiceAccount token is bound to. */
+export const POD_NAME_EXTRA = 'authentication.kubernetes.io/pod-name';
 /** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
 export const EXEC_GUARD_FILE = 'deploy/base/rbac-syncer/exec-guard.yaml';
 
 /**
  * The exec guard's ValidatingAdmissionPolicy: a ServiceAccount that Outrigger binds cluster-wide
  * (a profile's ClusterRoleBinding, managed by the rbac-syncer) may exec, attach and port-forward
- * only into pods of its own namespace. Its parameters are the syncer's own ClusterRoleBindings, so
+ * only into pods of its own namespace, and there only into the pod its token was issued to (the
+ * API server names that pod in the caller's `authentication.kubernetes.io/pod-name` extra): an agent
+ * is a sidecar and acts on its own pod. Its parameters are the syncer's own ClusterRoleBindings, so
  * it knows exactly who is bound, and nobody else's requests are judged.
  */
 export function execGuardPolicy(name = EXEC_GUARD_NAME) {
@@ -35,6 +39,11 @@ export function execGuardPolicy(name = EXEC_GUARD_NAME) {
           name: 'boundByOutrigger',
           expression: "has(params.subjects) && params.subjects.exists(s, s.kind == 'ServiceAccount' && s.namespace == variables.callerNamespace && s.name == variables.callerName)",
         },
+        // Set by the API server for a token bound to a pod (a pod's projected token); empty for any other token.
+        {
+          name: 'callerPod',
+          expression: `has(request.userInfo.extra) && '${POD_NAME_EXTRA}' in request.userInfo.extra && size(request.userInfo.extra['${POD_NAME_EXTRA}']) == 1 ? request.userInfo.extra['${POD_NAME_EXTRA}'][0] : ''`,
+        },
       ],
       validations: [
         {
@@ -42,6 +51,13 @@ export function execGuardPolicy(name = EXEC_GUARD_NAME) {
           reason: 'Forbidden',
           messageExpression:
             "'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ClusterRoleBinding ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'",
+        },
+        // After the namespace rule, so that a request into another namespace is refused for that.
+        {
+          expression: "!variables.boundByOutrigger || (variables.callerPod != '' && variables.callerPod == request.name)",
+          reason: 'Forbidden',
+          messageExpression:
+            "'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ClusterRoleBinding ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'",
         },
       ],
     },
@@ -117,7 +133,8 @@ export function execGuardYaml(): string {
     'libs/install/src/exec-guard.ts',
     [
       'The exec guard: a ServiceAccount that Outrigger binds cluster-wide (a profile\'s ClusterRoleBinding,',
-      'managed by the rbac-syncer) may exec, attach and port-forward only into pods of its own namespace.',
+      'managed by the rbac-syncer) may exec, attach and port-forward only into the pod its token was',
+      'issued to, in its own namespace.',
       'The rbac-syncer removes those bindings while this policy or its binding is missing or differs',
       'from this file in its rules or CEL (apps/rbac-syncer/src/desired/exec-guard.ts).',
     ],
