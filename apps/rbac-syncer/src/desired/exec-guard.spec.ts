@@ -54,7 +54,7 @@ describe('execGuardProblem', () => {
     const b = projectGuardBinding(binding);
     const spec = policy.spec as { validations: { expression: string }[]; matchConstraints: Record<string, unknown> };
     const allowAll = withSpec(policy, { validations: [{ ...spec.validations[0], expression: 'true' }] });
-    expect(execGuardProblem(NAME, projectGuardPolicy(allowAll), b)).toMatch(/ValidatingAdmissionPolicy \S+ refuses less than the shipped guard: it lacks 1 of the shipped guard's validations/);
+    expect(execGuardProblem(NAME, projectGuardPolicy(allowAll), b)).toMatch(/ValidatingAdmissionPolicy \S+ refuses less than the shipped guard: it lacks 2 of the shipped guard's validations/);
     const someNamespaces = withSpec(policy, { matchConstraints: { ...spec.matchConstraints, namespaceSelector: { matchLabels: { judged: 'yes' } } } });
     expect(execGuardProblem(NAME, projectGuardPolicy(someNamespaces), b)).toMatch(/refuses less than the shipped guard: its match rules or conditions differ/);
   });
