@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { runBuildScript, DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render, suiteKubectl } from '@outrigger/control-plane';
-import { certManagerPermissions, injectorPermissions, INSTALL_NAMES, rbacSyncerPermissions } from '@outrigger/install';
+import { certManagerPermissions, EXEC_GUARD_KINDS, execGuardName, injectorPermissions, INSTALL_NAMES, rbacSyncerPermissions } from '@outrigger/install';
 import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -98,9 +98,11 @@ const FORBIDDEN: readonly Access[] = [
   { verb: 'delete', resource: 'namespaces' },
   { verb: 'create', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
   { verb: 'delete', group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name: 'outrigger-injector' },
-  // Nobody but an admin may weaken or remove the exec guard, nor read other policies.
-  ...['update', 'patch', 'delete'].flatMap((verb) =>
-    ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].map((resource) => ({ verb, group: 'admissionregistration.k8s.io', resource, name: 'outrigger-agent-exec-guard' })),
+  // Nobody but an admin may weaken or remove the exec guards, nor read other policies.
+  ...EXEC_GUARD_KINDS.flatMap((kind) =>
+    ['update', 'patch', 'delete'].flatMap((verb) =>
+      ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].map((resource) => ({ verb, group: 'admissionregistration.k8s.io', resource, name: execGuardName(kind) })),
+    ),
   ),
   { verb: 'create', group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' },
   { verb: 'list', group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' },

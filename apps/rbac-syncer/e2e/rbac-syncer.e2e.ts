@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdmissionregistrationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
-import { execGuardPolicy, POD_NAME_EXTRA } from '@outrigger/install';
+import { execGuardPolicy } from '@outrigger/install';
 import { applyObject, loadKubeClient } from '@outrigger/kube';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,10 +15,13 @@ import {
   deleteAllPods,
   eventually,
   EXEC_GUARD_NAME,
+  execAs,
+  execWithToken,
   installExecGuard,
   LABELS,
   metric,
   OPT_IN,
+  PAST_ADMISSION,
   sa,
   startSyncer,
   writeProfiles,
@@ -54,32 +56,6 @@ async function namespace(prefix: string, labels?: Record<string, string>): Promi
   return ns;
 }
 const subjects = async () => (await bindingSubjects(kc, BINDING)).filter((s) => mine.has(s.slice(s.indexOf(':') + 1, s.indexOf('/'))));
-/** `kubectl exec` with `who`'s credentials: its error output. On this bare control plane a request
- * that passed authorization and admission ends at "does not have a host assigned" (no node). */
-function kubectlExec(who: readonly string[], namespace: string, pod: string): Promise<string> {
-  const { binDir } = inject('controlPlane');
-  return new Promise((done) => {
-    execFile(join(binDir, 'kubectl'), [...who, 'exec', '-n', namespace, pod, '--', 'true'], (error, stdout, stderr) => done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()));
-  });
-}
-/** As `user`, impersonated; `fromPod`: the pod its token is bound to, as the API server names it (the user extra the guard reads). */
-function execAs(user: string, namespace: string, pod: string, fromPod?: string): Promise<string> {
-  const extra = fromPod === undefined ? [] : [`--as-user-extra=${POD_NAME_EXTRA}=${fromPod}`];
-  return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
-}
-/** With a real token of the ServiceAccount from the TokenRequest API, bound to `boundTo` (a pod of its namespace) or to nothing. */
-async function execWithToken(namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
-  const boundObjectRef = boundTo === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name: boundTo };
-  const request = await core.createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds: 600, ...(boundObjectRef ? { boundObjectRef } : {}) } } });
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('the test kubeconfig has no cluster');
-  // Only the token: the admin kubeconfig's client certificate would authenticate first.
-  const file = join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`);
-  const config = { apiVersion: 'v1', kind: 'Config', 'current-context': 'token', clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData ?? '' } }], users: [{ name: 'token', user: { token: request.status?.token ?? '' } }], contexts: [{ name: 'token', context: { cluster: 'c', user: 'token' } }] };
-  writeFileSync(file, JSON.stringify(config));
-  return kubectlExec(['--kubeconfig', file], namespace, target);
-}
-const PAST_ADMISSION = /does not have a host assigned/;
 const GUARD_REFUSED = /ValidatingAdmissionPolicy 'outrigger-agent-exec-guard' .*denied request: outrigger exec guard: .* reaches only pods of its own namespace/;
 const NOT_ITS_POD = /ValidatingAdmissionPolicy 'outrigger-agent-exec-guard' .*denied request: outrigger exec guard: .* reaches only the pod its token was issued to/;
 
@@ -173,9 +149,9 @@ describe('rbac-syncer', () => {
     // A token bound to no pod (a legacy Secret, a TokenRequest without a pod) reaches no pod, not even the one it runs in.
     expect(await execAs(agent, b, own)).toContain(`(this token was issued to no pod); exec into ${b}/${own} is refused`);
     // Real tokens: the API server itself names the pod a token is bound to.
-    expect(await execWithToken(b, 'agent', own, own)).toMatch(PAST_ADMISSION);
-    expect(await execWithToken(b, 'agent', neighbours[1] as string, own)).toMatch(NOT_ITS_POD);
-    expect(await execWithToken(b, 'agent', own)).toContain(`(this token was issued to no pod); exec into ${b}/${own} is refused`);
+    expect(await execWithToken(kc, dir, b, 'agent', own, own)).toMatch(PAST_ADMISSION);
+    expect(await execWithToken(kc, dir, b, 'agent', neighbours[1] as string, own)).toMatch(NOT_ITS_POD);
+    expect(await execWithToken(kc, dir, b, 'agent', own)).toContain(`(this token was issued to no pod); exec into ${b}/${own} is refused`);
     // An operator ServiceAccount with its own cluster-wide exec grant is not Outrigger's to judge.
     await core.createNamespacedServiceAccount({ namespace: unlabelled, body: { metadata: { name: 'ops' } } });
     await rbac.createClusterRoleBinding({
@@ -236,7 +212,7 @@ describe('rbac-syncer', () => {
   it('removes the bindings while the guard exists but its CEL was rewritten to allow everything, and restores them', async () => {
     const before = await subjects();
     expect(before?.length).toBeGreaterThan(0);
-    const policy = execGuardPolicy(EXEC_GUARD_NAME);
+    const policy = execGuardPolicy('ClusterRoleBinding', EXEC_GUARD_NAME);
     const allowAll = { ...policy, spec: { ...policy.spec, validations: [{ ...policy.spec.validations[0], expression: 'true' }] } };
     await applyObject(loadKubeClient(inject('controlPlane').kubeconfigPath), allowAll, { fieldManager: 'rbac-syncer-e2e', force: true });
     await eventually(subjects, (s) => s.length === 0, 'bindings removed');
@@ -250,7 +226,7 @@ describe('rbac-syncer', () => {
   it("keeps the bindings under a later version's guard that refuses more (an upgrade applies the guard before the syncer)", async () => {
     const before = await subjects();
     expect(before.length).toBeGreaterThan(0);
-    const policy = execGuardPolicy(EXEC_GUARD_NAME);
+    const policy = execGuardPolicy('ClusterRoleBinding', EXEC_GUARD_NAME);
     const tighter = {
       ...policy,
       spec: {

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuthorizationV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, AuthorizationV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPod, deleteAllPods, eventually, LABELS, startSyncer, writeProfileFile } from './support.js';
+import { execGuardName } from '@outrigger/install';
+import { createPod, deleteAllPods, eventually, EXEC_GUARD_NAME, execAs, execWithToken, installExecGuard, LABELS, PAST_ADMISSION, startSyncer, writeProfileFile } from './support.js';
 
 const XXL_JOB_PROFILE = referenceProfile();
 
@@ -39,13 +40,15 @@ async function canExecIn(kc: KubeConfig, saNamespace: string, namespace: string)
 describe('rbac-syncer with a RoleBinding profile', () => {
   let kc: KubeConfig;
   let syncer: ManagedProcess | undefined;
+  let port: number;
 
   beforeAll(async () => {
     kc = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
     const rules = XXL_JOB_PROFILE.rbac?.rules ?? [];
     const profilesFile = writeProfileFile(dir, { ...XXL_JOB_PROFILE, rbac: { clusterRole: NAME, binding: { kind: 'RoleBinding', name: NAME }, rules } });
     const own = await createTestNamespace(kc, 'rbac-sys');
-    syncer = await startSyncer({ kubeconfigPath: inject('controlPlane').kubeconfigPath, profilesFile, namespace: own, lease: NAME, port: await freePort(), name: 'rb-syncer', dir });
+    port = await freePort();
+    syncer = await startSyncer({ kubeconfigPath: inject('controlPlane').kubeconfigPath, profilesFile, namespace: own, lease: NAME, port, name: 'rb-syncer', dir });
   });
 
   afterAll(async () => {
@@ -75,5 +78,39 @@ describe('rbac-syncer with a RoleBinding profile', () => {
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
     );
     await eventually(() => roleBindingSubjects(kc, c), (s) => JSON.stringify(s) === JSON.stringify([`${c}/default`]), 'RoleBinding in c repaired');
+  });
+
+  it("the RoleBindings' exec guard: a RoleBinding-bound ServiceAccount execs only into the pod its token was issued to", async () => {
+    const d = await createTestNamespace(kc, 'rb-d', LABELS);
+    const own = await createPod(kc, d);
+    const neighbour = await createPod(kc, d, 'default', false);
+    await eventually(() => roleBindingSubjects(kc, d), (s) => JSON.stringify(s) === JSON.stringify([`${d}/default`]), 'RoleBinding in d');
+    // kubectl reads the pod before it execs (the agent does not): a reader grant that is not Outrigger's.
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createNamespacedRole({ namespace: d, body: { metadata: { name: 'pod-reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: d, body: { metadata: { name: 'pod-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: d }] } });
+    const agent = `system:serviceaccount:${d}:default`;
+    await eventually(() => execAs(agent, d, own, own), (out) => PAST_ADMISSION.test(out), 'the agent past authorization and admission into its own pod');
+    const refused = `ValidatingAdmissionPolicy '${execGuardName('RoleBinding')}' with binding '${execGuardName('RoleBinding')}' denied request: outrigger exec guard: ${agent} holds an agent role through RoleBinding ${NAME}, which reaches only the pod its token was issued to`;
+    expect(await execAs(agent, d, neighbour, own)).toContain(`${refused} (${d}/${own}); exec into ${d}/${neighbour} is refused`);
+    expect(await execAs(agent, d, own)).toContain(`${refused} (this token was issued to no pod); exec into ${d}/${own} is refused`);
+    // Real tokens: the API server itself names the pod a token is bound to.
+    expect(await execWithToken(kc, dir, d, 'default', own, own)).toMatch(PAST_ADMISSION);
+    expect(await execWithToken(kc, dir, d, 'default', neighbour, own)).toContain(`${refused} (${d}/${own}); exec into ${d}/${neighbour} is refused`);
+  });
+
+  it("empties its RoleBindings while the RoleBindings' guard is missing, says why on /readyz, and restores them", async () => {
+    const e = await createTestNamespace(kc, 'rb-e', LABELS);
+    await createPod(kc, e);
+    await eventually(() => roleBindingSubjects(kc, e), (s) => JSON.stringify(s) === JSON.stringify([`${e}/default`]), 'RoleBinding in e');
+    const namespaced = execGuardName('RoleBinding', EXEC_GUARD_NAME);
+    await kc.makeApiClient(AdmissionregistrationV1Api).deleteValidatingAdmissionPolicyBinding({ name: namespaced });
+    await eventually(() => roleBindingSubjects(kc, e), (s) => s === undefined || s.length === 0, 'RoleBinding in e emptied');
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain(`exec guard not in force: ValidatingAdmissionPolicyBinding ${namespaced} not found`);
+    await installExecGuard(inject('controlPlane').kubeconfigPath);
+    await eventually(() => roleBindingSubjects(kc, e), (s) => JSON.stringify(s) === JSON.stringify([`${e}/default`]), 'RoleBinding in e restored');
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
   });
 });

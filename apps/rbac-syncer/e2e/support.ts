@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,9 @@ import { type AdmissionContext, type JsonObject, mutatePod } from '@outrigger/ad
 import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
 import { startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { POD_NAME_EXTRA } from '@outrigger/install';
 import { applyObject, loadKubeClient, type KubeObject } from '@outrigger/kube';
+import { inject } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 
 const XXL_JOB_PROFILE = referenceProfile();
@@ -39,6 +42,35 @@ export interface SyncerOptions {
   readonly dir: string;
   /** More settings, e.g. MAX_SUBJECTS_PER_NAMESPACE. */
   readonly env?: Record<string, string>;
+}
+
+/** `kubectl exec` with `who`'s credentials: its error output. On this bare control plane a request
+ * that passed authorization and admission ends at "does not have a host assigned" (no node). */
+function kubectlExec(who: readonly string[], namespace: string, pod: string): Promise<string> {
+  const { binDir } = inject('controlPlane');
+  return new Promise((done) => {
+    execFile(join(binDir, 'kubectl'), [...who, 'exec', '-n', namespace, pod, '--', 'true'], (error, stdout, stderr) => done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()));
+  });
+}
+export const PAST_ADMISSION = /does not have a host assigned/;
+
+/** As `user`, impersonated; `fromPod`: the pod its token is bound to, as the API server names it (the user extra the guard reads). */
+export function execAs(user: string, namespace: string, pod: string, fromPod?: string): Promise<string> {
+  const extra = fromPod === undefined ? [] : [`--as-user-extra=${POD_NAME_EXTRA}=${fromPod}`];
+  return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
+}
+
+/** With a real token of the ServiceAccount from the TokenRequest API, bound to `boundTo` (a pod of its namespace) or to nothing. */
+export async function execWithToken(kc: KubeConfig, dir: string, namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
+  const boundObjectRef = boundTo === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name: boundTo };
+  const request = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds: 600, ...(boundObjectRef ? { boundObjectRef } : {}) } } });
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the test kubeconfig has no cluster');
+  // Only the token: the admin kubeconfig's client certificate would authenticate first.
+  const file = join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`);
+  const config = { apiVersion: 'v1', kind: 'Config', 'current-context': 'token', clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData ?? '' } }], users: [{ name: 'token', user: { token: request.status?.token ?? '' } }], contexts: [{ name: 'token', context: { cluster: 'c', user: 'token' } }] };
+  writeFileSync(file, JSON.stringify(config));
+  return kubectlExec(['--kubeconfig', file], namespace, target);
 }
 
 export const EXEC_GUARD_YAML = fileURLToPath(new URL('../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url));

@@ -11,6 +11,7 @@ export {
   type AgentProfile,
   type AgentProfileInput,
   type ProfileParameter,
+  type RbacBindingKind,
 } from './profile-schema.js';
 export { FORBIDDEN_VERBS, type PolicyRule } from './rbac-rule-schema.js';
 export {

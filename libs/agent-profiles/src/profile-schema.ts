@@ -377,6 +377,8 @@ export type AgentProfile = z.output<typeof agentProfileSchema>;
 export type AgentProfileInput = z.input<typeof agentProfileSchema>;
 export type ProfileParameter = AgentProfile['parameters'][number];
 export type AgentContainerSpec = AgentProfile['container'];
+/** What a profile's agents are bound by: a ClusterRoleBinding per namespace, or a RoleBinding in it. */
+export type RbacBindingKind = NonNullable<AgentProfile['rbac']>['binding']['kind'];
 
 /** The profiles file: `profiles:` followed by a list. Names, prefixes and containers are unique. */
 export const profilesFileSchema = z

@@ -1,11 +1,22 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EXEC_GUARD_FILE, execGuardPolicy, execGuardYaml, guardRules, guardShortfall } from './exec-guard.js';
+import { EXEC_GUARD_FILE, EXEC_GUARD_KINDS, execGuardBinding, execGuardName, execGuardPolicy, execGuardYaml, guardRules, guardShortfall } from './exec-guard.js';
 
 describe('the exec guard', () => {
   it(`${EXEC_GUARD_FILE} is generated from it (npm run generate:exec-guard)`, () => {
     expect(readFileSync(new URL(`../../../${EXEC_GUARD_FILE}`, import.meta.url), 'utf8')).toBe(execGuardYaml());
+  });
+
+  it('has one policy and binding for each kind of binding, named apart, each taking bindings of its kind as parameters and judging alike', () => {
+    expect(EXEC_GUARD_KINDS.map((kind) => execGuardName(kind, 'g'))).toEqual(['g', 'g-namespaced']);
+    const [cluster, namespaced] = EXEC_GUARD_KINDS.map((kind) => execGuardPolicy(kind)) as [ReturnType<typeof execGuardPolicy>, ReturnType<typeof execGuardPolicy>];
+    expect([cluster.spec.paramKind.kind, namespaced.spec.paramKind.kind]).toEqual(['ClusterRoleBinding', 'RoleBinding']);
+    // The same refusals; only the messages name the kind.
+    expect(guardRules(namespaced.spec).validations).toEqual(guardRules(cluster.spec).validations);
+    expect(guardRules(namespaced.spec).variables).toEqual(guardRules(cluster.spec).variables);
+    expect(namespaced.spec.validations.map((v) => v.messageExpression.replaceAll('RoleBinding', 'ClusterRoleBinding'))).toEqual(cluster.spec.validations.map((v) => v.messageExpression));
+    for (const kind of EXEC_GUARD_KINDS) expect(execGuardBinding(kind).spec.policyName).toBe(execGuardPolicy(kind).metadata.name);
   });
 
   const shipped = execGuardPolicy().spec;

@@ -1,4 +1,4 @@
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '@outrigger/agent-profiles';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, type RbacBindingKind } from '@outrigger/agent-profiles';
 import YAML from 'yaml';
 import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
@@ -8,16 +8,24 @@ export const EXEC_GUARD_NAME = INSTALL_NAMES.execGuard;
 export const POD_NAME_EXTRA = 'authentication.kubernetes.io/pod-name';
 /** Generated from this module by `npm run generate:exec-guard`; a unit test fails until it is. */
 export const EXEC_GUARD_FILE = 'deploy/base/rbac-syncer/exec-guard.yaml';
+/** A guard for each kind of binding a profile may ask for: each takes the syncer's bindings of that kind as parameters. */
+export const EXEC_GUARD_KINDS: readonly RbacBindingKind[] = ['ClusterRoleBinding', 'RoleBinding'];
+
+/** The guard of the agents bound by `kind`: `base` (EXEC_GUARD_NAME) for ClusterRoleBindings, `<base>-namespaced` for RoleBindings. */
+export function execGuardName(kind: RbacBindingKind, base: string = EXEC_GUARD_NAME): string {
+  return kind === 'ClusterRoleBinding' ? base : `${base}-namespaced`;
+}
 
 /**
- * The exec guard's ValidatingAdmissionPolicy: a ServiceAccount that Outrigger binds cluster-wide
- * (a profile's ClusterRoleBinding, managed by the rbac-syncer) may exec, attach and port-forward
- * only into pods of its own namespace, and there only into the pod its token was issued to (the
- * API server names that pod in the caller's `authentication.kubernetes.io/pod-name` extra): an agent
- * is a sidecar and acts on its own pod. Its parameters are the syncer's own ClusterRoleBindings, so
- * it knows exactly who is bound, and nobody else's requests are judged.
+ * The exec guard's ValidatingAdmissionPolicy for the agents bound by `kind`: a ServiceAccount that
+ * Outrigger binds (a profile's binding, managed by the rbac-syncer) may exec, attach and
+ * port-forward only into pods of its own namespace, and there only into the pod its token was
+ * issued to (the API server names that pod in the caller's `authentication.kubernetes.io/pod-name`
+ * extra): an agent is a sidecar and acts on its own pod. Its parameters are the syncer's own
+ * bindings of that kind (RoleBindings: those of the request's namespace), so it knows exactly who is
+ * bound, and nobody else's requests are judged.
  */
-export function execGuardPolicy(name = EXEC_GUARD_NAME) {
+export function execGuardPolicy(kind: RbacBindingKind = 'ClusterRoleBinding', name = execGuardName(kind)) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -25,7 +33,7 @@ export function execGuardPolicy(name = EXEC_GUARD_NAME) {
     metadata: { name, labels: baseLabels('rbac-syncer') },
     spec: {
       failurePolicy: 'Fail',
-      paramKind: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' },
+      paramKind: { apiVersion: 'rbac.authorization.k8s.io/v1', kind },
       matchConstraints: {
         resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CONNECT'], resources: ['pods/exec', 'pods/attach', 'pods/portforward'] }],
       },
@@ -49,23 +57,21 @@ export function execGuardPolicy(name = EXEC_GUARD_NAME) {
         {
           expression: '!variables.boundByOutrigger || request.namespace == variables.callerNamespace',
           reason: 'Forbidden',
-          messageExpression:
-            "'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ClusterRoleBinding ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'",
+          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },
         // After the namespace rule, so that a request into another namespace is refused for that.
         {
           expression: "!variables.boundByOutrigger || (variables.callerPod != '' && variables.callerPod == request.name)",
           reason: 'Forbidden',
-          messageExpression:
-            "'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ClusterRoleBinding ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'",
+          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },
       ],
     },
   };
 }
 
-/** Binds the policy to each of the syncer's ClusterRoleBindings as parameters, denying. */
-export function execGuardBinding(name = EXEC_GUARD_NAME) {
+/** Binds the policy to each of the syncer's bindings of its kind as parameters, denying. */
+export function execGuardBinding(kind: RbacBindingKind = 'ClusterRoleBinding', name = execGuardName(kind)) {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
@@ -74,6 +80,7 @@ export function execGuardBinding(name = EXEC_GUARD_NAME) {
       policyName: name,
       validationActions: ['Deny'],
       paramRef: {
+        // RoleBindings, a namespaced kind: those of the namespace of the pod the request goes to.
         selector: { matchLabels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE } },
         // No binding of ours exists: nobody is bound, nothing to judge.
         parameterNotFoundAction: 'Allow',
@@ -132,13 +139,14 @@ export function execGuardYaml(): string {
   return generatedYaml(
     'libs/install/src/exec-guard.ts',
     [
-      'The exec guard: a ServiceAccount that Outrigger binds cluster-wide (a profile\'s ClusterRoleBinding,',
+      'The exec guard: a ServiceAccount that Outrigger binds (a profile\'s ClusterRoleBinding or RoleBinding,',
       'managed by the rbac-syncer) may exec, attach and port-forward only into the pod its token was',
-      'issued to, in its own namespace.',
-      'The rbac-syncer removes those bindings while this policy or its binding is missing or differs',
-      'from this file in its rules or CEL (apps/rbac-syncer/src/desired/exec-guard.ts).',
+      'issued to, in its own namespace. One policy for each kind of binding, taking the syncer\'s bindings',
+      'of that kind as parameters. The rbac-syncer removes a profile\'s bindings while its kind\'s policy',
+      'or binding is missing or differs from this file in its rules or CEL',
+      '(apps/rbac-syncer/src/desired/exec-guard.ts).',
     ],
-    [execGuardPolicy(), execGuardBinding()],
+    EXEC_GUARD_KINDS.flatMap((kind) => [execGuardPolicy(kind), execGuardBinding(kind)]),
   );
 }
 

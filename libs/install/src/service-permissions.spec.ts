@@ -25,11 +25,13 @@ describe('rbacSyncerPermissions', () => {
     ]);
   });
 
-  it('adds RoleBinding permissions only for profiles that ask for RoleBindings', () => {
+  it('adds RoleBinding permissions only for profiles that ask for RoleBindings, and reads the guard of RoleBinding-bound agents instead', () => {
     const profile = { ...XXL_JOB_PROFILE, rbac: { clusterRole: 'xxl-agent-exec', rules: XXL_JOB_PROFILE.rbac?.rules ?? [], binding: { kind: 'RoleBinding' as const, name: 'x' } } };
     const list = rbacSyncerPermissions([profile], { namespace: 'n', name: 'l' }, 'guard');
     expect(list.some((p) => p.resource === 'rolebindings')).toBe(true);
-    expect(list.some((p) => p.resource === 'validatingadmissionpolicies')).toBe(false);
+    const guard = list.filter((p) => p.group === 'admissionregistration.k8s.io');
+    expect(new Set(guard.map((p) => p.name))).toEqual(new Set(['guard-namespaced']));
+    expect(guard.map((p) => p.verb).sort()).toEqual(['get', 'get', 'list', 'list', 'watch', 'watch']);
   });
 });
 

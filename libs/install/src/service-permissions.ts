@@ -1,5 +1,6 @@
 import { AGENT_PROFILE_GROUP, type AgentProfile } from '@outrigger/agent-profiles';
 import type { RequiredPermission } from '@outrigger/kube';
+import { execGuardName as guardName } from './exec-guard.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
 
@@ -80,7 +81,7 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
  * these per profile in deploy/base/rbac-syncer/rbac.yaml, so creating an AgentProfile alone never
  * widens what the syncer can grant), and writing its bindings: one per namespace, so by any name
  * (RBAC cannot limit by label; the syncer writes only objects its labels mark as its own), and
- * reading the exec guard when it binds cluster-wide.
+ * reading the exec guard of its kind of binding.
  */
 export function rbacSyncerProfilePermissions(profile: AgentProfile, execGuardName: string): RequiredPermission[] {
   const rbac = profile.rbac;
@@ -88,12 +89,12 @@ export function rbacSyncerProfilePermissions(profile: AgentProfile, execGuardNam
   const list: RequiredPermission[] = ['patch', 'bind', 'escalate'].map((verb) => ({ verb, group: RBAC, resource: 'clusterroles', name: rbac.clusterRole }));
   if (rbac.binding.kind === 'ClusterRoleBinding') {
     for (const verb of ['patch', 'delete']) list.push({ verb, group: RBAC, resource: 'clusterrolebindings' });
-    // Read-only, by name: the guard ships with the manifests; the syncer only checks it is in force.
-    for (const resource of ['validatingadmissionpolicies', 'validatingadmissionpolicybindings']) {
-      for (const verb of ['get', 'list', 'watch']) list.push({ verb, group: 'admissionregistration.k8s.io', resource, name: execGuardName });
-    }
   } else {
     for (const verb of ['list', 'watch', 'create', 'patch', 'delete']) list.push({ verb, group: RBAC, resource: 'rolebindings' });
+  }
+  // Read-only, by name: the guard of its kind ships with the manifests; the syncer only checks it is in force.
+  for (const resource of ['validatingadmissionpolicies', 'validatingadmissionpolicybindings']) {
+    for (const verb of ['get', 'list', 'watch']) list.push({ verb, group: 'admissionregistration.k8s.io', resource, name: guardName(rbac.binding.kind, execGuardName) });
   }
   return list;
 }

@@ -49,6 +49,7 @@ const healthy: InstallState = {
   profiles: [PROFILE],
   labelledNamespaces: ['shop'],
   execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
+  namespacedExecGuard: { policies: ['outrigger-agent-exec-guard-namespaced'], bindings: [{ name: 'outrigger-agent-exec-guard-namespaced', actions: ['Deny'] }] },
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
   forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
@@ -77,6 +78,7 @@ describe('checkLines', () => {
       'profile xxl-job',
       'namespaces',
       'exec-guard',
+      'exec-guard-namespaced',
       'syncer-confinement',
       'forged-agent',
       'agents-missing',
@@ -199,9 +201,14 @@ describe('checkLines', () => {
     expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);
   });
 
-  it('needs no exec guard when no profile binds cluster-wide', () => {
+  it('needs no exec guard when no profile binds cluster-wide, and the RoleBindings\' guard when a profile binds with RoleBindings', () => {
     const roleBinding = { ...PROFILE, bindingKind: 'RoleBinding' };
-    expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: { policies: [], bindings: [] } }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
+    const none = { policies: [], bindings: [] };
+    expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: none }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
+    const line = checkLines({ ...healthy, profiles: [roleBinding], namespacedExecGuard: none }).find((l) => l.check === 'exec-guard-namespaced');
+    expect(line).toMatchObject({ result: 'fail', fix: 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml' });
+    expect(line?.message).toContain(`the rbac-syncer keeps the RoleBindings of ${PROFILE.name} empty`);
+    expect(checkLines({ ...healthy, namespacedExecGuard: none }).find((l) => l.check === 'exec-guard-namespaced')?.result).toBe('pass');
   });
 });
 

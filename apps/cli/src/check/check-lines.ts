@@ -1,3 +1,4 @@
+import type { RbacBindingKind } from '@outrigger/agent-profiles';
 import { EXEC_GUARD_FILE, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
@@ -28,7 +29,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state), syncerConfinement(state), forgedAgent(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), forgedAgent(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -155,21 +156,23 @@ function namespaces({ labelledNamespaces }: InstallState): CheckLine {
   return pass('namespaces', `${labelledNamespaces.length} labelled: ${labelledNamespaces.slice(0, 5).join(', ')}${labelledNamespaces.length > 5 ? ', …' : ''}`);
 }
 
-function execGuard({ profiles, execGuard }: InstallState): CheckLine {
-  const clusterWide = profiles.filter((p) => p.bindingKind === 'ClusterRoleBinding').map((p) => p.name);
-  if (clusterWide.length === 0) return pass('exec-guard', 'no profile binds cluster-wide: not needed');
-  const binding = execGuard.bindings.find((b) => execGuard.policies.length > 0 && b.actions.includes('Deny'));
-  const emptied = `the rbac-syncer keeps the ClusterRoleBindings of ${clusterWide.join(', ')} empty`;
-  if (execGuard.policies.length === 0 || execGuard.bindings.length === 0) {
-    const missing = execGuard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
-    return fail('exec-guard', `${missing}: ${emptied}`, 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${EXEC_GUARD_FILE}`);
+/** The exec guard of the agents bound by `kind`, where a profile binds so: `exec-guard` (ClusterRoleBindings), `exec-guard-namespaced` (RoleBindings). */
+function execGuard(state: InstallState, kind: RbacBindingKind): CheckLine {
+  const [check, guard] = kind === 'ClusterRoleBinding' ? ['exec-guard', state.execGuard] : ['exec-guard-namespaced', state.namespacedExecGuard];
+  const bound = state.profiles.filter((p) => p.bindingKind === kind).map((p) => p.name);
+  if (bound.length === 0) return pass(check, `no profile binds with ${kind}s: not needed`);
+  const binding = guard.bindings.find((b) => guard.policies.length > 0 && b.actions.includes('Deny'));
+  const emptied = `the rbac-syncer keeps the ${kind}s of ${bound.join(', ')} empty`;
+  if (guard.policies.length === 0 || guard.bindings.length === 0) {
+    const missing = guard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
+    return fail(check, `${missing}: ${emptied}`, 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${EXEC_GUARD_FILE}`);
   }
   if (!binding) {
     // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
     const hint = 'replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay\'s instance label goes)';
-    return fail('exec-guard', `no binding of it denies (${execGuard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
+    return fail(check, `no binding of it denies (${guard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
   }
-  return pass('exec-guard', `ValidatingAdmissionPolicy ${execGuard.policies.join(', ')} bound with Deny`);
+  return pass(check, `ValidatingAdmissionPolicy ${guard.policies.join(', ')} bound with Deny`);
 }
 
 /** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */

@@ -1,6 +1,6 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { certManagerPermissions, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
@@ -37,7 +37,12 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   ]);
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
-  const [execGuard, syncerConfinement, forgedAgent] = await Promise.all([admissionPolicy(read, guardName), admissionPolicy(read, SYNCER_CONFINEMENT_NAME), admissionPolicy(read, FORGED_AGENT_POLICY_NAME)]);
+  const [execGuard, namespacedExecGuard, syncerConfinement, forgedAgent] = await Promise.all([
+    admissionPolicy(read, execGuardName('ClusterRoleBinding', guardName)),
+    admissionPolicy(read, execGuardName('RoleBinding', guardName)),
+    admissionPolicy(read, SYNCER_CONFINEMENT_NAME),
+    admissionPolicy(read, FORGED_AGENT_POLICY_NAME),
+  ]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
   const injectorDeployment = deploymentObjs.find((d) => componentOf(d) === 'injector');
@@ -79,6 +84,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     profiles: profileObjs.map(profileView),
     labelledNamespaces: namespaceObjs.map((n) => String(n.metadata?.name)),
     execGuard,
+    namespacedExecGuard,
     syncerConfinement,
     forgedAgent,
     agents,

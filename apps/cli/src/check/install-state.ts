@@ -21,8 +21,10 @@ export interface InstallState {
   readonly leases: readonly LeaseView[];
   readonly profiles: readonly ProfileView[];
   readonly labelledNamespaces: readonly string[];
-  /** The rbac-syncer's exec guard (ValidatingAdmissionPolicy and binding from deploy/). */
+  /** The rbac-syncer's exec guard of ClusterRoleBinding profiles (ValidatingAdmissionPolicy and binding from deploy/). */
   readonly execGuard: AdmissionPolicyView;
+  /** Its exec guard of RoleBinding profiles, likewise. */
+  readonly namespacedExecGuard: AdmissionPolicyView;
   /** The policy that confines the rbac-syncer's own writes to its own bindings (deploy/base/rbac-syncer/syncer-confinement.yaml). */
   readonly syncerConfinement: AdmissionPolicyView;
   /** The policy refusing agent-named containers in pods the webhook skips (deploy/base/webhook/forged-agent.yaml). */

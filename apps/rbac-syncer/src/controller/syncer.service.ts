@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
-import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, agentVariants, profileAppliesIn, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, agentVariants, profileAppliesIn, type AgentProfileEntry, NAMESPACE_LABEL, type PolicyRule, profileHash, type ProfileInForce, ProfileSource, type RbacBindingKind } from '@outrigger/agent-profiles';
 import {
   Controller,
   createObject,
@@ -19,7 +19,7 @@ import {
   type ReflectorStatus,
   type WatchOptions,
 } from '@outrigger/kube';
-import { rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
+import { execGuardName, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { agentRevisionName, type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
@@ -49,7 +49,7 @@ export interface SyncerStatus {
   readonly incompleteForMs: number;
   readonly leader: boolean;
   readonly watches: Record<string, ReflectorStatus>;
-  /** Why the exec guard is not in force, when a profile binds cluster-wide and it is not. */
+  /** Why an exec guard the profiles need is not in force, when one is not. */
   readonly execGuardProblem?: string;
 }
 
@@ -101,8 +101,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   /** The agent revisions stored (ControllerRevisions), by profile and hash: the specs earlier pods were injected from. */
   private revisions!: Reflector<AgentRevision>;
   private readonly bindings: Reflector<OwnBinding>[] = [];
-  /** Only once a profile binds cluster-wide: the guard that confines those bindings' exec. */
-  private guard: { policy: Reflector<GuardPolicyView>; binding: Reflector<GuardBindingView> } | undefined;
+  /** The guard of each kind of binding, once a profile binds that way: it confines those bindings' exec. */
+  private readonly guards = new Map<RbacBindingKind, { readonly name: string; readonly policy: Reflector<GuardPolicyView>; readonly binding: Reflector<GuardBindingView> }>();
   private recheckTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
   private incompleteSince: number | undefined = Date.now();
@@ -200,7 +200,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.observeAgents(() => (this.pods ? this.inForce.map(({ profile }) => ({ profile: profile.name, counts: this.agentCounts(profile) })) : []));
 
     this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
-    this.metrics.observeExecGuard(() => (this.guardWatched ? this.execGuardProblem() === undefined : undefined));
+    this.metrics.observeExecGuard(() => (this.guardKinds().size > 0 ? this.execGuardProblems() === undefined : undefined));
     if (!fromApi) await this.useProfiles(initial.map((profile) => ({ profile, generation: 0 })));
     this.controller.run(
       (key) => this.exclusion.run(key, () => this.reconcile(key)),
@@ -256,7 +256,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       incompleteForMs: complete ? 0 : Date.now() - (this.incompleteSince ?? this.startedAt),
       leader,
       watches,
-      ...(this.guardWatched ? { execGuardProblem: this.execGuardProblem() } : {}),
+      ...(this.guardKinds().size > 0 ? { execGuardProblem: this.execGuardProblems() } : {}),
     };
   }
 
@@ -331,7 +331,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     if (!this.controller.hasWatch('rolebindings') && withRbac.some((p) => p.rbac?.binding.kind === 'RoleBinding')) {
       this.bindings.push(this.controller.watches('rolebindings', this.ownBindings('rolebindings')));
     }
-    if (!this.guardWatched && withRbac.some((p) => p.rbac?.binding.kind === 'ClusterRoleBinding')) this.watchGuard();
+    for (const kind of this.guardKinds()) if (!this.guards.has(kind)) this.watchGuard(kind);
     this.pods?.relist();
     this.controller.enqueueAll();
   }
@@ -359,31 +359,43 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
     else denied.forEach(({ profile }) => this.controller.enqueue(profileKey(profile.name)));
   }
 
-  /** The exec guard's policy and binding, by name: their changes concern every cluster-wide profile. */
-  private watchGuard(): void {
-    const name = this.config.execGuardName;
-    const clusterWide = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === 'ClusterRoleBinding' ? [profileKey(p.name)] : []));
+  /** The kinds of binding the profiles whose permissions the syncer holds bind by: the guards they need. */
+  private guardKinds(): Set<RbacBindingKind> {
+    return new Set(this.profiles().flatMap((p) => (p.rbac ? [p.rbac.binding.kind] : [])));
+  }
+
+  /** The exec guard of a kind of binding, its policy and binding by name: their changes concern every profile that binds so. */
+  private watchGuard(kind: RbacBindingKind): void {
+    const name = execGuardName(kind, this.config.execGuardName);
+    const bindingSo = () => this.profiles().flatMap((p) => (p.rbac?.binding.kind === kind ? [profileKey(p.name)] : []));
     const watch = <P>(resource: string, project: (obj: KubeObject) => P) =>
-      this.controller.watches<P>(resource, {
+      this.controller.watches<P>(guardWatch(kind, resource), {
         path: resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource }),
         fieldSelector: `metadata.name=${name}`,
         project,
-        mapper: clusterWide,
+        mapper: bindingSo,
       });
-    this.guard = { policy: watch(GUARD_POLICIES, projectGuardPolicy), binding: watch(GUARD_BINDINGS, projectGuardBinding) };
+    this.guards.set(kind, { name, policy: watch(GUARD_POLICIES, projectGuardPolicy), binding: watch(GUARD_BINDINGS, projectGuardBinding) });
   }
 
-  private get guardWatched(): boolean {
-    return this.guard !== undefined;
+  /** Whether the guard of a kind of binding is known: both its watches have listed. */
+  private guardKnown(kind: RbacBindingKind): boolean {
+    const guard = this.guards.get(kind);
+    return guard !== undefined && guard.policy.status().hasSynced && guard.binding.status().hasSynced;
   }
 
-  /** Undefined when no profile binds cluster-wide or the guard is in force; unknown until both watches listed. */
-  private execGuardProblem(): string | undefined {
-    if (!this.guard) return undefined;
-    const { policy, binding } = this.guard;
-    if (!policy.status().hasSynced || !binding.status().hasSynced) return 'exec guard not known yet (its watches have not listed)';
-    const name = this.config.execGuardName;
-    return execGuardProblem(name, policy.get(name), binding.get(name));
+  /** Undefined when no profile binds by `kind` or its guard is in force; unknown until both watches listed. */
+  private execGuardProblem(kind: RbacBindingKind | undefined): string | undefined {
+    const guard = kind === undefined ? undefined : this.guards.get(kind);
+    if (kind === undefined || !guard) return undefined;
+    if (!this.guardKnown(kind)) return 'exec guard not known yet (its watches have not listed)';
+    return execGuardProblem(kind, guard.name, guard.policy.get(guard.name), guard.binding.get(guard.name));
+  }
+
+  /** The problems of the guards the profiles need, together; undefined when all are in force. */
+  private execGuardProblems(): string | undefined {
+    const problems = [...this.guardKinds()].flatMap((kind) => this.execGuardProblem(kind) ?? []);
+    return problems.length > 0 ? problems.join('; ') : undefined;
   }
 
   private viewComplete(): boolean {
@@ -397,7 +409,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async reconcile(key: SyncKey): Promise<{ requeueAfterMs?: number } | void> {
     const name = key.profile;
     const profile = this.inForce.find((p) => p.profile.name === name)?.profile;
-    const guardUnknown = profile?.rbac?.binding.kind === 'ClusterRoleBinding' && !this.controller.hasSynced(GUARD_POLICIES, GUARD_BINDINGS);
+    const guardUnknown = profile?.rbac !== undefined && !this.guardKnown(profile.rbac.binding.kind);
     if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings', 'controllerrevisions') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: name, result: 'skipped' });
       return;
@@ -445,7 +457,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       // Each namespace looks again when a grace in it runs out, alone.
       for (const [namespace, p] of plan.namespaces) if (p.wakeAtMs !== undefined) this.controller.enqueueAfter(namespaceKey(name, namespace), untilMs(p.wakeAtMs));
     }
-    if (profile?.rbac?.binding.kind === 'ClusterRoleBinding') this.executor.reportGuard(name, profile.rbac.clusterRole, this.execGuardProblem());
+    if (profile?.rbac) this.executor.reportGuard(name, profile.rbac.clusterRole, this.execGuardProblem(profile.rbac.binding.kind));
     this.metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
     if (profile?.rbac) this.metrics.subjects.set({ binding: profile.rbac.binding.name }, plan.subjects);
     this.metrics.plannedSubjects.observe({ scope: 'profile' }, plan.subjects);
@@ -551,7 +563,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       labelledNamespaces: namespaces,
       protectedNamespaces: protectedNamespacesFor(this.config.ownNamespace),
       viewComplete: this.viewComplete(),
-      execGuardProblem: rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
+      execGuardProblem: this.execGuardProblem(rbac?.binding.kind),
       goneSince: this.states.goneSince(name, namespace),
       nowMs: Date.now(),
       graceMs: this.config.graceMs,
@@ -587,7 +599,7 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
       stored: view.conditions,
       rbac: profile?.rbac,
       missingPermissions: outcome.missing,
-      execGuardProblem: profile?.rbac?.binding.kind === 'ClusterRoleBinding' ? this.execGuardProblem() : undefined,
+      execGuardProblem: this.execGuardProblem(profile?.rbac?.binding.kind),
       writeFailure: outcome.writeFailure,
       foreignRole: outcome.foreign === true,
       notOurs: tally?.notOurs,
@@ -614,6 +626,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
 const GUARD_POLICIES = 'validatingadmissionpolicies';
 const GUARD_BINDINGS = 'validatingadmissionpolicybindings';
+/** A guard's watch of `resource`: the ClusterRoleBindings' guard by the resource's name, the other by that and its kind. */
+const guardWatch = (kind: RbacBindingKind, resource: string) => (kind === 'ClusterRoleBinding' ? resource : `${resource}/${kind}`);
 
 const RBAC_API = 'rbac.authorization.k8s.io/v1';
 

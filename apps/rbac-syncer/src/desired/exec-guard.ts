@@ -1,4 +1,5 @@
-import { EXEC_GUARD_FILE, execGuardPolicy, guardRules, guardShortfall, type GuardRules } from '@outrigger/install';
+import type { RbacBindingKind } from '@outrigger/agent-profiles';
+import { EXEC_GUARD_FILE, EXEC_GUARD_KINDS, execGuardPolicy, guardRules, guardShortfall, type GuardRules } from '@outrigger/install';
 import type { KubeObject } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
 
@@ -19,7 +20,7 @@ export interface GuardBindingView {
   readonly narrowed: boolean;
 }
 
-const SHIPPED_RULES = guardRules(execGuardPolicy().spec);
+const SHIPPED_RULES = new Map(EXEC_GUARD_KINDS.map((kind) => [kind, guardRules(execGuardPolicy(kind).spec)]));
 
 export function projectGuardPolicy(obj: KubeObject): GuardPolicyView {
   const spec = (obj as { spec?: { failurePolicy?: string; paramKind?: { apiVersion?: string; kind?: string } } }).spec;
@@ -54,26 +55,27 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
 }
 
 /**
- * Why the exec guard is not in force, or undefined when it is: the policy and its binding exist,
- * the policy fails closed, takes our ClusterRoleBindings as parameters and refuses at least what
- * the shipped guard refuses (guardShortfall), and the binding denies, selects exactly our bindings
- * and judges all it matches. Without it a ClusterRoleBinding would give every agent exec
- * into every namespace, so the syncer keeps such bindings empty meanwhile.
+ * Why the exec guard of the agents bound by `kind` is not in force, or undefined when it is: the
+ * policy and its binding exist, the policy fails closed, takes our bindings of that kind as
+ * parameters and refuses at least what the shipped guard refuses (guardShortfall), and the binding
+ * denies, selects exactly our bindings and judges all it matches. Without it a ClusterRoleBinding
+ * would give every agent exec into every namespace, a RoleBinding into every pod of its own, so the
+ * syncer keeps such bindings empty meanwhile.
  */
-export function execGuardProblem(name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
+export function execGuardProblem(kind: RbacBindingKind, name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
   const problems: string[] = [];
   if (!policy) problems.push(`ValidatingAdmissionPolicy ${name} not found`);
   else {
     if (policy.failurePolicy !== 'Fail') problems.push(`ValidatingAdmissionPolicy ${name} has failurePolicy ${policy.failurePolicy}, not Fail`);
-    if (policy.paramKind !== 'rbac.authorization.k8s.io/v1/ClusterRoleBinding') problems.push(`ValidatingAdmissionPolicy ${name} takes ${policy.paramKind} as parameters, not ClusterRoleBindings`);
-    const shortfall = guardShortfall(policy.rules, SHIPPED_RULES);
+    if (policy.paramKind !== `rbac.authorization.k8s.io/v1/${kind}`) problems.push(`ValidatingAdmissionPolicy ${name} takes ${policy.paramKind} as parameters, not ${kind}s`);
+    const shortfall = guardShortfall(policy.rules, SHIPPED_RULES.get(kind) as GuardRules);
     if (shortfall !== undefined) problems.push(`ValidatingAdmissionPolicy ${name} refuses less than the shipped guard: ${shortfall}`);
   }
   if (!binding) problems.push(`ValidatingAdmissionPolicyBinding ${name} not found`);
   else {
     if (binding.policyName !== name) problems.push(`ValidatingAdmissionPolicyBinding ${name} binds policy ${JSON.stringify(binding.policyName)}, not ${name}`);
     if (!binding.deny) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not have the Deny action`);
-    if (!binding.selectsOurBindings) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not select exactly the ClusterRoleBindings labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+    if (!binding.selectsOurBindings) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not select exactly the ${kind}s labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
     if (binding.narrowed) problems.push(`ValidatingAdmissionPolicyBinding ${name} narrows the requests it judges (matchResources)`);
   }
   if (problems.length === 0) return undefined;

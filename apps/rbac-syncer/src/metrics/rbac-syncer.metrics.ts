@@ -86,7 +86,7 @@ export class RbacSyncerMetrics {
     this.execGuard = optionalGauge({
       registry,
       name: 'outrigger_rbac_syncer_exec_guard_in_force',
-      help: '1 while the exec guard is in force, 0 while cluster-wide bindings are kept empty without it; absent when no profile binds cluster-wide.',
+      help: '1 while the exec guard of every kind of binding the profiles use is in force, 0 while a profile\'s bindings are kept empty without it; absent when no profile binds.',
       value: () => {
         const inForce = this.execGuardSource();
         return inForce === undefined ? undefined : Number(inForce);

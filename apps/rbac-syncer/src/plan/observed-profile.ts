@@ -42,7 +42,7 @@ export interface ObservedProfile {
   readonly protectedNamespaces: readonly string[];
   /** false while the pod or namespace view may be missing objects. */
   readonly viewComplete: boolean;
-  /** Why the exec guard is not in force; undefined when it is (or no cluster-wide binding is wanted). */
+  /** Why the exec guard of the profile's kind of binding is not in force; undefined when it is (or no binding is wanted). */
   readonly execGuardProblem: string | undefined;
   /** The planner's memory, handed back, per namespace: subjectKey → epoch ms since which a bound subject has had no live pod. */
   readonly goneSince: ReadonlyMap<string, ReadonlyMap<string, number>>;

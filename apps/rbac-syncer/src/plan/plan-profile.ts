@@ -223,7 +223,7 @@ function namespacesOf(o: ObservedProfile): Set<string> {
 function revokeWhy(o: ObservedProfile, roleState: RoleState): string | undefined {
   const rbac = o.profile?.rbac;
   if (roleState === 'foreign') return `ClusterRole ${rbac?.clusterRole} is not Outrigger's`;
-  return rbac?.binding.kind === 'ClusterRoleBinding' ? o.execGuardProblem : undefined;
+  return rbac ? o.execGuardProblem : undefined;
 }
 
 function stateOfRole(o: ObservedProfile, rbac: ProfileRbac | undefined): RoleState {
