@@ -101,4 +101,17 @@ describe('AgentProfiles on a real cluster: an admin adds, edits and removes an a
     await eventually(() => expect(agent(admitted(ns))).toBeUndefined(), 'no agent injected any more', 30_000);
     await eventually(() => expect(subjects()).toBe(''), 'the bindings removed after the grace', 180_000);
   });
+
+  it('a RoleBinding profile the syncer may not bind for says so on its status at once, as a ClusterRoleBinding one does', async () => {
+    const roleBindings = profile('localhost/outrigger/stand-in-agent:local');
+    roleBindings.spec.rbac.binding.kind = 'RoleBinding';
+    kubectl(['apply', '--server-side', '-f', '-'], stringify(roleBindings));
+    try {
+      // deploy/base lets the syncer write no RoleBinding: the admin grants that per profile.
+      await eventually(() => expect(synced()).toMatchObject({ status: 'False', reason: 'MissingPermissions' }), 'Synced=False MissingPermissions', 30_000);
+      expect(synced()?.message).toMatch(/rolebindings\.rbac\.authorization\.k8s\.io/);
+    } finally {
+      kubectl(['delete', 'agentprofile', NAME]);
+    }
+  });
 });

@@ -409,7 +409,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
   private async reconcile(key: SyncKey): Promise<{ requeueAfterMs?: number } | void> {
     const name = key.profile;
     const profile = this.inForce.find((p) => p.profile.name === name)?.profile;
-    const guardUnknown = profile?.rbac !== undefined && !this.guardKnown(profile.rbac.binding.kind);
+    // Only a profile that can bind waits for its guard; one without its permissions gets its status at once.
+    const guardUnknown = profile?.rbac !== undefined && this.holdsPermissions(profile) && !this.guardKnown(profile.rbac.binding.kind);
     if (!this.controller.hasSynced('pods', 'namespaces', 'clusterroles', 'clusterrolebindings', 'controllerrevisions') || guardUnknown) {
       this.metrics.reconciles.inc({ profile: name, result: 'skipped' });
       return;
