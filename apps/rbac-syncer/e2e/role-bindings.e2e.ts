@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AdmissionregistrationV1Api, AuthorizationV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, AuthorizationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -80,7 +80,7 @@ describe('rbac-syncer with a RoleBinding profile', () => {
     await eventually(() => roleBindingSubjects(kc, c), (s) => JSON.stringify(s) === JSON.stringify([`${c}/default`]), 'RoleBinding in c repaired');
   });
 
-  it("the RoleBindings' exec guard: a RoleBinding-bound ServiceAccount execs only into the pod its token was issued to", async () => {
+  it("the RoleBindings' exec guard: a RoleBinding-bound ServiceAccount execs only into the pod its token was issued to; others are untouched", async () => {
     const d = await createTestNamespace(kc, 'rb-d', LABELS);
     const own = await createPod(kc, d);
     const neighbour = await createPod(kc, d, 'default', false);
@@ -97,6 +97,11 @@ describe('rbac-syncer with a RoleBinding profile', () => {
     // Real tokens: the API server itself names the pod a token is bound to.
     expect(await execWithToken(kc, dir, d, 'default', own, own)).toMatch(PAST_ADMISSION);
     expect(await execWithToken(kc, dir, d, 'default', neighbour, own)).toContain(`${refused} (${d}/${own}); exec into ${d}/${neighbour} is refused`);
+    // Someone else's exec is not Outrigger's business: a ServiceAccount with its own RoleBinding to the same role.
+    await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: d, body: { metadata: { name: 'ops' } } });
+    await rbac.createNamespacedRoleBinding({ namespace: d, body: { metadata: { name: 'ops-exec' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME }, subjects: [{ kind: 'ServiceAccount', name: 'ops', namespace: d }] } });
+    await rbac.createNamespacedRoleBinding({ namespace: d, body: { metadata: { name: 'ops-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'ops', namespace: d }] } });
+    await eventually(() => execAs(`system:serviceaccount:${d}:ops`, d, neighbour), (out) => PAST_ADMISSION.test(out), 'the operator past admission into any pod of its namespace');
   });
 
   it("empties its RoleBindings while the RoleBindings' guard is missing, says why on /readyz, and restores them", async () => {
