@@ -159,7 +159,7 @@ export function openLoopInChild(options: OpenLoopOptions): Promise<{ warmup: Ope
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { warmup: OpenLoopResult; measured: OpenLoopResult }) : reject(new Error(`open-loop child exited with ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { warmup: OpenLoopResult; measured: OpenLoopResult }) : reject(new Error(`open-loop child exited with ${code}`))));
     child.stdin.end(JSON.stringify(options));
   });
 }

@@ -47,7 +47,8 @@ export function runScript(script: string, args: readonly string[], log: Log = st
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => chunk.toString().split('\n').filter(Boolean).forEach(log));
     child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done(out) : fail(new Error(`${script} failed with exit code ${code}; see its output above`))));
+    // 'close', not 'exit': only then has all of its stdout been read (under load 'exit' can come first).
+    child.on('close', (code) => (code === 0 ? done(out) : fail(new Error(`${script} failed with exit code ${code}; see its output above`))));
   });
 }
 
