@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeader
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa } from './support.js';
+import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa, writeTokenKubeconfig } from './support.js';
 
 // The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
 // built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).
@@ -27,22 +27,7 @@ describe('rbac-syncer with least privilege', () => {
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
     await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: SA_NAME } } });
-    const token = await core.createNamespacedServiceAccountToken({
-      name: SA_NAME,
-      namespace: NAMESPACE,
-      body: { spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 3600 } },
-    });
-    const cluster = admin.getCurrentCluster();
-    if (!cluster || !token.status?.token) throw new Error('no cluster or no token');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [cluster],
-      users: [{ name: SA_NAME, token: token.status.token }],
-      contexts: [{ name: SA_NAME, cluster: cluster.name, user: SA_NAME }],
-      currentContext: SA_NAME,
-    });
-    kubeconfigPath = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfigPath, kc.exportConfig());
+    kubeconfigPath = await writeTokenKubeconfig(admin, join(dir, 'kubeconfig'), NAMESPACE, SA_NAME);
   });
 
   const namespaces: string[] = [];

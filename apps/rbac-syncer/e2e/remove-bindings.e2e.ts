@@ -1,13 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
 import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from './support.js';
+import { eventually, writeTokenKubeconfig } from './support.js';
 
 // The Helm chart's pre-delete hook (node remove-bindings.js, built) as the chart runs it: under a
 // ServiceAccount named like the chart's with exactly libs/install's uninstallHookPermissions, the
@@ -57,13 +56,7 @@ describe('the Helm pre-delete hook (remove-bindings.js)', () => {
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'hook-e2e-agent', namespace: ns, labels: SYNCED }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `hook-e2e-agent-${ns}` }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: ns }] },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `someone-elses-${ns}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'alice' }] },
     );
-    const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ name: HOOK, namespace: ns, body: { spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 3600 } } });
-    const cluster = admin.getCurrentCluster();
-    if (!cluster || !token.status?.token) throw new Error('no cluster or no token');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters: [cluster], users: [{ name: HOOK, token: token.status.token }], contexts: [{ name: HOOK, cluster: cluster.name, user: HOOK }], currentContext: HOOK });
-    hookConfig = join(dir, 'kubeconfig');
-    writeFileSync(hookConfig, kc.exportConfig());
+    hookConfig = await writeTokenKubeconfig(admin, join(dir, 'kubeconfig'), ns, HOOK);
     // The authorizer reads RBAC from a cache: wait until the hook's grants are in force.
     const canI = async (...args: string[]) => kubectl(['auth', 'can-i', ...args], undefined, hookConfig).trim();
     await eventually(() => canI('list', 'pods', '-n', ns).catch(() => 'no'), (a) => a === 'yes', 'the hook Role in force');

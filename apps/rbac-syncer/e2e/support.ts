@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuthorizationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ClusterRoleBinding, type V1Pod } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1ClusterRoleBinding, type V1Pod } from '@kubernetes/client-node';
 import { type AdmissionContext, type JsonObject, mutatePod } from '@outrigger/admission';
 import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
@@ -60,16 +60,26 @@ export function execAs(user: string, namespace: string, pod: string, fromPod?: s
   return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
 }
 
-/** With a real token of the ServiceAccount from the TokenRequest API, bound to `boundTo` (a pod of its namespace) or to nothing. */
-export async function execWithToken(kc: KubeConfig, dir: string, namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
+/**
+ * Writes a kubeconfig to `file` that authenticates with a fresh TokenRequest token of `serviceAccount`
+ * only (the admin kubeconfig's client certificate would authenticate first), bound to pod `boundTo` if given.
+ */
+export async function writeTokenKubeconfig(admin: KubeConfig, file: string, namespace: string, serviceAccount: string, boundTo?: string): Promise<string> {
   const boundObjectRef = boundTo === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name: boundTo };
-  const request = await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds: 600, ...(boundObjectRef ? { boundObjectRef } : {}) } } });
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('the test kubeconfig has no cluster');
-  // Only the token: the admin kubeconfig's client certificate would authenticate first.
-  const file = join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`);
-  const config = { apiVersion: 'v1', kind: 'Config', 'current-context': 'token', clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData ?? '' } }], users: [{ name: 'token', user: { token: request.status?.token ?? '' } }], contexts: [{ name: 'token', context: { cluster: 'c', user: 'token' } }] };
-  writeFileSync(file, JSON.stringify(config));
+  const spec = { audiences: [], expirationSeconds: 3600, ...(boundObjectRef ? { boundObjectRef } : {}) };
+  const request = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec } });
+  const cluster = admin.getCurrentCluster();
+  const token = request.status?.token;
+  if (!cluster || !token) throw new Error(`no cluster in the admin kubeconfig or no token for ${namespace}/${serviceAccount}`);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [cluster], users: [{ name: serviceAccount, token }], contexts: [{ name: serviceAccount, cluster: cluster.name, user: serviceAccount }], currentContext: serviceAccount });
+  writeFileSync(file, kc.exportConfig());
+  return file;
+}
+
+/** `kubectl exec` into `target` with a real token of `serviceAccount` (TokenRequest API), bound to pod `boundTo` (a pod of its namespace) or to nothing. */
+export async function execWithToken(kc: KubeConfig, dir: string, namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
+  const file = await writeTokenKubeconfig(kc, join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`), namespace, serviceAccount, boundTo);
   return kubectlExec(['--kubeconfig', file], namespace, target);
 }
 

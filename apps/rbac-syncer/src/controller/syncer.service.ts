@@ -386,8 +386,8 @@ export class SyncerService implements OnModuleInit, OnApplicationShutdown {
 
   /** Undefined when no profile binds by `kind` or its guard is in force; unknown until both watches listed. */
   private execGuardProblem(kind: RbacBindingKind | undefined): string | undefined {
-    const guard = kind === undefined ? undefined : this.guards.get(kind);
-    if (kind === undefined || !guard) return undefined;
+    const guard = kind && this.guards.get(kind);
+    if (!kind || !guard) return undefined;
     if (!this.guardKnown(kind)) return 'exec guard not known yet (its watches have not listed)';
     return execGuardProblem(kind, guard.name, guard.policy.get(guard.name), guard.binding.get(guard.name));
   }
