@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { HealthModule, KubeClientModule, MetricsModule } from '@outrigger/service';
 import { rbacSyncerConfig, type RbacSyncerConfig } from './config/rbac-syncer.config.js';
-import { SyncerService } from './controller/syncer.service.js';
+import { SyncerController } from './controller/syncer-controller.js';
 import { RbacSyncerHealth } from './health/rbac-syncer.health.js';
 import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
 
@@ -13,6 +13,6 @@ import { RbacSyncerMetrics } from './metrics/rbac-syncer.metrics.js';
     HealthModule.forRoot({ checks: RbacSyncerHealth, gracefulShutdownTimeoutMs: 2_000 }),
     MetricsModule,
   ],
-  providers: [SyncerService, RbacSyncerHealth, RbacSyncerMetrics],
+  providers: [SyncerController, RbacSyncerHealth, RbacSyncerMetrics],
 })
 export class AppModule {}

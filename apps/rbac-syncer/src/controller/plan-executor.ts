@@ -1,4 +1,7 @@
+import { type AgentProfile, agentVariants, profileHash } from '@outrigger/agent-profiles';
 import { applyObject, createObject, deleteObject, type EventRecorder, inParallel, isConflict, type KubeClient, type KubeObject } from '@outrigger/kube';
+import type { AgentRevision } from '@outrigger/sidecar';
+import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
@@ -17,7 +20,7 @@ export interface Execution {
   readonly notOurs: readonly PlanAction[];
 }
 
-/** Performs a plan (a profile's or one namespace's) in its order, stopping at the first failure (the error policy retries). */
+/** Performs a plan (a profile's or one namespace's) in its order, stopping at the first failure (the error policy retries), and records agent revisions. */
 export class PlanExecutor {
   /** Objects this executor created, so a create that its watch has not shown yet is not taken for someone else's. */
   private readonly created = new Set<string>();
@@ -38,6 +41,29 @@ export class PlanExecutor {
     } else if (last !== undefined) {
       this.deps.log.log(`profile ${profile}: the exec guard is in force again; bindings restored`);
       void this.deps.events.normal(object, 'ExecGuardRestored', 'the exec guard is in force again; bindings restored');
+    }
+  }
+
+  /**
+   * Stores the agents a profile injects now (its own, and its staged change's while it has one) as
+   * agent revisions, numbered from `generation`: pods injected from them are verified against them
+   * after the next edit. Prunes the oldest beyond those kept.
+   */
+  async recordRevisions(profile: AgentProfile, generation: number, stored: readonly AgentRevision[], namespace: string): Promise<void> {
+    const { kc, metrics } = this.deps;
+    const { stable, canary } = agentVariants(profile);
+    const agents = canary ? [stable, canary.profile] : [stable];
+    let next = Math.max(generation, ...stored.map((r) => r.revision + 1));
+    for (const agent of agents) {
+      if (stored.some((r) => r.hash === profileHash(agent))) continue;
+      await createObject(kc, revisionObject(agent, next++, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
+        if (!isConflict(error)) throw error;
+      });
+      metrics.writes.inc({ kind: 'ControllerRevision', verb: 'create' });
+    }
+    for (const old of revisionsToPrune(stored, new Set(agents.map(profileHash)))) {
+      await deleteObject(kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: old.name, namespace });
+      metrics.writes.inc({ kind: 'ControllerRevision', verb: 'delete' });
     }
   }
 

@@ -1,12 +1,12 @@
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { describe, expect, it } from 'vitest';
 import type { RbacSyncerConfig } from '../config/rbac-syncer.config.js';
-import type { SyncerService, SyncerStatus } from '../controller/syncer.service.js';
+import type { SyncerController, SyncerStatus } from '../controller/syncer-controller.js';
 import { RbacSyncerHealth } from './rbac-syncer.health.js';
 
 function health(status: Partial<SyncerStatus>) {
   const full: SyncerStatus = { profiles: ['xxl-job'], synced: true, viewComplete: true, incompleteForMs: 0, leader: false, watches: {}, ...status };
-  const syncer = { status: () => full } as unknown as SyncerService;
+  const syncer = { status: () => full } as unknown as SyncerController;
   return new RbacSyncerHealth(new HealthIndicatorService(), syncer, { unhealthyAfterMs: 60_000 } as RbacSyncerConfig);
 }
 

@@ -2,13 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
-import { SyncerService } from '../controller/syncer.service.js';
+import { SyncerController } from '../controller/syncer-controller.js';
 
 @Injectable()
 export class RbacSyncerHealth implements HealthChecks {
   constructor(
     private readonly indicators: HealthIndicatorService,
-    private readonly syncer: SyncerService,
+    private readonly syncer: SyncerController,
     @Inject(rbacSyncerConfig.KEY) private readonly config: RbacSyncerConfig,
   ) {}
 
