@@ -39,6 +39,9 @@ describe('the exec guard', () => {
     ['resources excluded', (s) => ({ ...s, matchConstraints: { ...s.matchConstraints, excludeResourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CONNECT'], resources: ['pods/exec'] }] } })],
     ['a variable removed', (s) => ({ ...s, variables: s.variables.filter((v) => v.name !== 'callerName') })],
     ['a validation removed, another added in its place', (s) => ({ ...s, validations: [{ expression: 'request.namespace != "kube-system"' }] })],
+    ['pods/exec matched only for named pods', (s) => ({ ...s, matchConstraints: { resourceRules: [{ ...s.matchConstraints.resourceRules[0], resourceNames: ['nothing'] }] } })],
+    ['pods/exec matched only at cluster scope (no pod is)', (s) => ({ ...s, matchConstraints: { resourceRules: [{ ...s.matchConstraints.resourceRules[0], scope: 'Cluster' }] } })],
+    ['an exact matchPolicy', (s) => ({ ...s, matchConstraints: { ...s.matchConstraints, matchPolicy: 'Exact' } })],
     ['a match condition added (it judges fewer requests)', (s) => ({ ...s, matchConditions: [...s.matchConditions, { name: 'only-some', expression: "request.name != 'x'" }] })],
   ])('tells apart %s', (_what, rewrite) => {
     expect(guardShortfall(guardRules(rewrite(shipped)), rules)).toBeDefined();

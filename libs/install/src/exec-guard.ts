@@ -106,12 +106,15 @@ export function guardRules(spec: unknown): GuardRules {
   const constraints = (s['matchConstraints'] ?? {}) as Record<string, unknown>;
   // The API server stores an absent selector as {} (everything): both mean the same.
   const selector = (v: unknown) => (v && typeof v === 'object' && Object.keys(v).length > 0 ? v : {});
+  // Likewise an absent scope ('*': any), resourceNames (any name) and matchPolicy.
+  const rule = (r: Record<string, unknown>) => ({ ...pick(r, ['apiGroups', 'apiVersions', 'operations', 'resources']), scope: r['scope'] ?? '*', resourceNames: list(r['resourceNames']) });
   return {
     match: JSON.stringify({
+      matchPolicy: constraints['matchPolicy'] ?? 'Equivalent',
       namespaceSelector: selector(constraints['namespaceSelector']),
       objectSelector: selector(constraints['objectSelector']),
       excludeResourceRules: list(constraints['excludeResourceRules']),
-      resourceRules: list(constraints['resourceRules']).map((r) => pick(r, ['apiGroups', 'apiVersions', 'operations', 'resources'])),
+      resourceRules: list(constraints['resourceRules']).map(rule),
       matchConditions: list(s['matchConditions']).map((c) => pick(c, ['name', 'expression'])),
     }),
     variables: Object.fromEntries(list(s['variables']).map((v) => [String(v['name']), String(v['expression'])])),

@@ -55,6 +55,12 @@ describe('execGuardProblem', () => {
     expect(execGuardProblem(KIND, NAME, p, projectGuardBinding(withSpec(binding, { policyName: 'other' })))).toMatch(/binds policy "other"/);
     const narrower = { selector: { matchLabels: { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'none' } }, parameterNotFoundAction: 'Allow' };
     expect(execGuardProblem(KIND, NAME, p, projectGuardBinding(withSpec(binding, { paramRef: narrower })))).toMatch(/does not select exactly the ClusterRoleBindings/);
+    // A RoleBindings' guard that looks in one fixed namespace judges nobody bound in any other.
+    const namespaced = `${NAME}-namespaced`;
+    const [rbPolicy, rbBinding] = [projectGuardPolicy(shipped('ValidatingAdmissionPolicy', namespaced)), shipped('ValidatingAdmissionPolicyBinding', namespaced)];
+    const paramRef = (rbBinding.spec as { paramRef: Record<string, unknown> }).paramRef;
+    expect(execGuardProblem('RoleBinding', namespaced, rbPolicy, projectGuardBinding(withSpec(rbBinding, { paramRef: { ...paramRef, namespace: 'empty' } })))).toMatch(/looks for its parameters only in namespace empty/);
+    expect(execGuardProblem(KIND, NAME, p, projectGuardBinding(withSpec(binding, { paramRef: { name: 'one', parameterNotFoundAction: 'Allow' } })))).toMatch(/takes only the parameter named one/);
   });
 
   it('a policy whose match rules or CEL were rewritten is not the guard, though it exists and fails closed', () => {

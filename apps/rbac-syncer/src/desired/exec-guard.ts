@@ -16,6 +16,10 @@ export interface GuardBindingView {
   readonly policyName: string;
   readonly deny: boolean;
   readonly selectsOurBindings: boolean;
+  /** Where a RoleBindings' guard looks for its parameters, when not in the namespace of the request (either guard: it must not be set). */
+  readonly paramNamespace: string | undefined;
+  /** The one parameter it takes, when named (it must take all ours, by the selector). */
+  readonly paramName: string | undefined;
   /** Whether its matchResources narrows what the policy judges. */
   readonly narrowed: boolean;
 }
@@ -37,7 +41,7 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
       spec?: {
         policyName?: string;
         validationActions?: string[];
-        paramRef?: { selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } };
+        paramRef?: { name?: string; namespace?: string; selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } };
         matchResources?: Record<string, unknown>;
       };
     }
@@ -47,6 +51,8 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
     policyName: spec?.policyName ?? '',
     deny: spec?.validationActions?.includes('Deny') ?? false,
     selectsOurBindings: selector?.matchLabels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && (selector.matchExpressions ?? []).length === 0 && Object.keys(selector.matchLabels).length === 1,
+    paramNamespace: spec?.paramRef?.namespace || undefined,
+    paramName: spec?.paramRef?.name || undefined,
     // Empty selectors (as the API server defaults them) and no resource rules judge all the policy matches.
     narrowed: Object.entries(spec?.matchResources ?? {}).some(([key, value]) =>
       key === 'matchPolicy' ? false : Array.isArray(value) ? value.length > 0 : typeof value === 'object' && value !== null && Object.keys(value).length > 0,
@@ -76,6 +82,8 @@ export function execGuardProblem(kind: RbacBindingKind, name: string, policy: Gu
     if (binding.policyName !== name) problems.push(`ValidatingAdmissionPolicyBinding ${name} binds policy ${JSON.stringify(binding.policyName)}, not ${name}`);
     if (!binding.deny) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not have the Deny action`);
     if (!binding.selectsOurBindings) problems.push(`ValidatingAdmissionPolicyBinding ${name} does not select exactly the ${kind}s labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+    if (binding.paramNamespace !== undefined) problems.push(`ValidatingAdmissionPolicyBinding ${name} looks for its parameters only in namespace ${binding.paramNamespace}`);
+    if (binding.paramName !== undefined) problems.push(`ValidatingAdmissionPolicyBinding ${name} takes only the parameter named ${binding.paramName}`);
     if (binding.narrowed) problems.push(`ValidatingAdmissionPolicyBinding ${name} narrows the requests it judges (matchResources)`);
   }
   if (problems.length === 0) return undefined;
