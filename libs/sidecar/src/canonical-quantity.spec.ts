@@ -34,6 +34,8 @@ describe('canonicalQuantity', () => {
     ['.5', '500m'],
     ['5.', '5'],
     ['+2', '2'],
+    ['1E', '1E'],
+    ['2000P', '2E'],
   ])('%s is stored as %s', (given, stored) => {
     expect(canonicalQuantity(given)).toBe(stored);
   });

@@ -1,8 +1,7 @@
-import { QUANTITY } from '@outrigger/admission';
+import { parseQuantity } from '@outrigger/admission';
 
-const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
-const DECIMAL_NAMES = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exponent]) => [exponent, suffix]));
+const DECIMAL_NAMES = new Map<number, string>([[-9, 'n'], [-6, 'u'], [-3, 'm'], [0, ''], [3, 'k'], [6, 'M'], [9, 'G'], [12, 'T'], [15, 'P'], [18, 'E']]);
 
 /**
  * A quantity of a resource list as the API server stores it (Go's resource.Quantity.String() after
@@ -13,17 +12,11 @@ const DECIMAL_NAMES = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exp
  */
 export function canonicalQuantity(value: unknown): string | undefined {
   const text = typeof value === 'number' ? JSON.stringify(value) : value;
-  if (typeof text !== 'string' || !QUANTITY.test(text)) return undefined;
-  const match = /^([+-]?)(\d*)(?:\.(\d*))?(.*)$/.exec(text);
-  if (!match) return undefined;
-  const [, sign = '', whole = '', fraction = '', suffix = ''] = match;
-  let mantissa = BigInt(`${whole}${fraction}` || '0') * (sign === '-' ? -1n : 1n);
-  let exponent = -fraction.length;
-  const binary = BINARY_SUFFIXES.indexOf(suffix);
-  const exponentForm = /^[eE]/.test(suffix);
+  const parsed = typeof text === 'string' ? parseQuantity(text) : undefined;
+  if (!parsed) return undefined;
+  const { binaryPower: binary, exponentForm } = parsed;
+  let { mantissa, exponent } = parsed;
   if (binary > 0) mantissa *= 1024n ** BigInt(binary);
-  else if (exponentForm) exponent += Number(suffix.slice(1));
-  else exponent += DECIMAL_SUFFIXES[suffix] ?? 0;
   if (mantissa === 0n) return '0';
   if (exponent < -3) {
     // Resource lists are rounded up to milli when defaulted.

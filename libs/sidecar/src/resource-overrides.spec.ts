@@ -44,6 +44,12 @@ describe('resource overrides within the profile\'s bounds', () => {
       'annotation config-agent.example.com/limits.memory of namespace shop: "8Mi" is outside the bounds of profile config-agent: limits.memory from 32Mi to 512Mi',
     );
     expect(run({ [`${PREFIX}limits.cpu`]: 'lots' }).message).toBe('annotation config-agent.example.com/limits.cpu: "lots" is not a Kubernetes quantity like 100m or 64Mi');
+    // E alone is exa: far above the bound, not 1.
+    expect(run({ [`${PREFIX}limits.cpu`]: '1E' }).message).toBe('annotation config-agent.example.com/limits.cpu: "1E" is outside the bounds of profile config-agent: limits.cpu from 100m to 2');
+    // Exponents no resource has are refused at once, not computed (one annotation must not hold the injector's thread).
+    for (const huge of ['1e100000000', '1e99999999999', '1e-99999999999']) {
+      expect(run({ [`${PREFIX}limits.cpu`]: huge })).toMatchObject({ outcome: { decision: 'denied:resource-override' }, message: `annotation config-agent.example.com/limits.cpu: "${huge}" lies beyond any resource (more than 64 digits, or an exponent beyond ±64)` });
+    }
     expect(run({ [`${PREFIX}requests.cpu`]: '1' }).message).toBe(
       'annotation config-agent.example.com/requests.cpu: profile config-agent does not let requests.cpu of its agent be changed (spec.overrides.resources has no requests.cpu); remove the annotation',
     );
@@ -63,6 +69,11 @@ describe('resource overrides within the profile\'s bounds', () => {
     expect(verifyInjectedAgent(beyond, PROFILE)).toEqual({ ok: true });
     agent['resources'] = { limits: { memory: '64Mi' }, requests: { cpu: '500m' } };
     expect(verifyInjectedAgent(beyond, PROFILE)).toMatchObject({ ok: false });
+    // A stored quantity no resource has is a difference, never a throw (a throw would admit the pod unchecked).
+    for (const huge of ['1e2000000000', '1e-99999999999', '1E']) {
+      agent['resources'] = { limits: { memory: huge } };
+      expect(verifyInjectedAgent(beyond, PROFILE)).toMatchObject({ ok: false });
+    }
   });
 
   it('property: every accepted override stays within its bounds, and no request ends above its limit', () => {

@@ -1,4 +1,4 @@
-import { denied, type DeniedResult, isJsonObject, type JsonObject, member, objectMember } from '@outrigger/admission';
+import { denied, type DeniedResult, isJsonObject, type JsonObject, member, objectMember, QUANTITY } from '@outrigger/admission';
 import { type AgentProfile, OVERRIDABLE_RESOURCES, type OverridableResource, quantityValue } from '@outrigger/agent-profiles';
 import { quoteValue, type PodAnnotations } from './pod-annotations.js';
 
@@ -33,7 +33,10 @@ export function resourceOverrides(profile: AgentProfile, pod: PodAnnotations, na
     const bound = profile.overrides?.resources.find((entry) => entry.resource === resource);
     if (!bound) return refuse(403, `${where}: profile ${profile.name} does not let ${resource} of its agent be changed (spec.overrides.resources has no ${resource}); remove the annotation`);
     const value = quantityValue(given);
-    if (value === undefined) return refuse(422, `${where}: ${quoteValue(given)} is not a Kubernetes quantity like 100m or 64Mi`);
+    if (value === undefined) {
+      const why = QUANTITY.test(given) ? 'lies beyond any resource (more than 64 digits, or an exponent beyond ±64)' : 'is not a Kubernetes quantity like 100m or 64Mi';
+      return refuse(422, `${where}: ${quoteValue(given)} ${why}`);
+    }
     if (value < (quantityValue(bound.min) ?? 0n) || value > (quantityValue(bound.max) ?? 0n)) {
       return refuse(422, `${where}: ${quoteValue(given)} is outside the bounds of profile ${profile.name}: ${resource} from ${bound.min} to ${bound.max}`);
     }

@@ -29,4 +29,12 @@ describe('tokenConfinementProblem', () => {
     expect(tokenConfinementProblem(initMount, isAgent)).toBe("container init mounts outrigger-agent-token, the agent's token volume");
     expect(tokenConfinementProblem(initMount, (name) => name === 'agent' || name === 'init')).toBeUndefined();
   });
+
+  it('names an ephemeral container added later that mounts the token or targets the agent (kubectl debug --target)', () => {
+    const mounting = spec({ ephemeralContainers: [{ name: 'debugger', image: 'busybox', volumeMounts: [{ ...AGENT_MOUNT, mountPath: '/t' }] }] });
+    expect(tokenConfinementProblem(mounting, isAgent)).toBe("container debugger mounts outrigger-agent-token, the agent's token volume");
+    const targeting = spec({ ephemeralContainers: [{ name: 'debugger', image: 'busybox', targetContainerName: 'agent' }] });
+    expect(tokenConfinementProblem(targeting, isAgent)).toBe("ephemeral container debugger targets the agent's container agent: it could read the agent's token");
+    expect(tokenConfinementProblem(spec({ ephemeralContainers: [{ name: 'debugger', image: 'busybox', targetContainerName: 'app' }] }), isAgent)).toBeUndefined();
+  });
 });

@@ -105,7 +105,9 @@ function withToken(rendered: JsonObject, mount: JsonObject | undefined): JsonObj
 
 // Memos, each cleared when full. Profiles are never changed once parsed, so a profile object is
 // a key; the pods of one workload share one rendering, so a verification does no rendering work.
+// Keys come from pods' annotations: longer ones are not kept, so no pod author can fill the memory.
 const MEMO_SIZE = 4096;
+const MEMO_KEY_MAX = 1024;
 const renderings = new WeakMap<AgentProfile, Map<string, JsonObject | string>>();
 const statusProfiles = new Map<string, string | undefined>();
 
@@ -125,7 +127,7 @@ function rendering(profile: AgentProfile, pod: JsonObject, annotations: JsonObje
   return rendered;
 }
 
-/** What the rendering depends on besides the profile; undefined (no memo) for odd annotations. */
+/** What the rendering depends on besides the profile; undefined (no memo) for odd or long annotations. */
 function renderingKey(profile: AgentProfile, annotations: JsonObject, podContainers: readonly string[], podFlags: readonly boolean[], resources: ResourceValues): string | undefined {
   const values: (string | null | boolean | readonly string[])[] = [...podFlags, ...[...resources].flat()];
   for (const parameter of profile.parameters) {
@@ -134,10 +136,12 @@ function renderingKey(profile: AgentProfile, annotations: JsonObject, podContain
     values.push(value ?? null);
   }
   if (profile.parameters.some((parameter) => parameter.containerName)) values.push(podContainers);
-  return JSON.stringify(values);
+  const key = JSON.stringify(values);
+  return key.length > MEMO_KEY_MAX ? undefined : key;
 }
 
 function cachedStatusProfile(status: string): string | undefined {
+  if (status.length > MEMO_KEY_MAX) return statusProfile(status);
   if (statusProfiles.has(status)) return statusProfiles.get(status);
   if (statusProfiles.size >= MEMO_SIZE) statusProfiles.clear();
   const name = statusProfile(status);
