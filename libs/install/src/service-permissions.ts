@@ -78,7 +78,7 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
 
 /**
  * What one profile needs on top: `bind`/`escalate` on its own ClusterRole only (an admin grants
- * these per profile in deploy/base/rbac-syncer/rbac.yaml, so creating an AgentProfile alone never
+ * these per profile in the overlay they install from, so creating an AgentProfile alone never
  * widens what the syncer can grant), and writing its bindings: one per namespace, so by any name
  * (RBAC cannot limit by label; the syncer writes only objects its labels mark as its own), and
  * reading the exec guard of its kind of binding.
