@@ -31,6 +31,7 @@ const EXPECTED_DECISION: Record<GeneratedPod['optIn'], string> = {
   'missing-job-addr': 'denied:missing-parameter',
   'bad-url': 'denied:invalid-parameter',
   'unknown-target': 'denied:invalid-parameter',
+  'unknown-annotation': 'denied:unknown-annotation',
   'already-injected': 'skipped:already-injected',
   'status-without-agent': 'denied:forged-agent',
   'agent-container-present': 'denied:forged-agent',

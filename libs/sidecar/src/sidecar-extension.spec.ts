@@ -175,10 +175,17 @@ describe('sidecar injection of an opted-in pod', () => {
     expect(objectAt(pod, 'status')).toEqual({ futureStatusField: true });
   });
 
-  it('still injects with unknown annotations under the prefix, and warns naming them', () => {
-    const outcome = run(loadReview('v1-pod-unknown-fields'));
-    expect(outcome.decision).toBe('injected');
-    expect(outcome.reply.response.warnings).toEqual(['profile xxl-job: unknown annotations ignored: xxl-agent/job-adress']);
+  it('refuses annotations under the prefix that the profile does not define, naming them and those it knows, before any other check', () => {
+    const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/job-adress': 'http://typo.example', 'xxl-agent/limits.memroy': '64Mi' }));
+    expect(outcome.decision).toBe('denied:unknown-annotation');
+    expect(outcome.reply.response.status).toMatchObject({
+      code: 422,
+      message:
+        'annotations xxl-agent/job-adress, xxl-agent/limits.memroy: profile xxl-job defines no such annotation (under xxl-agent/ it knows enable, job-addr, job-name, keep-pod-token, limits.cpu, limits.memory, native-sidecar, requests.cpu, requests.memory, status, target-container); correct or remove it',
+    });
+    // A misspelt required parameter: the misspelling is named, not only the missing parameter.
+    const misspelt = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/job-addr': null, 'xxl-agent/job-adr': 'http://x.example' }));
+    expect(misspelt.reply.response.status?.message).toMatch(/^annotation xxl-agent\/job-adr: profile xxl-job defines no such annotation/);
   });
 
   it('is opted in through outrigger.dev/inject as well, tolerating spaces and empty entries', () => {

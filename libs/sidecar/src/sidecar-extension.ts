@@ -13,7 +13,7 @@ import { runsAsNativeSidecar } from './native-sidecar.js';
 import { type NamespacePodSecurity, podSecurityProblem, POD_SECURITY_REASON } from './pod-security-refusal.js';
 import { withServiceAccountToken } from './service-account-token.js';
 import { sidecarOwnedPaths } from './sidecar-owned-paths.js';
-import { unknownProfileAnnotations } from './unknown-annotations.js';
+import { unknownAnnotationRefusal } from './unknown-annotations.js';
 import { verifyInjectedAgent } from './verify-injected-agent.js';
 import { AGENT_TOKEN_SHARED_REASON, sharedTokenProblem } from './token-confinement.js';
 
@@ -134,14 +134,15 @@ function planInjections(
   const plans: InjectionPlan[] = [];
   const podContainers = containerNames(pod, 'containers');
   for (const profile of profiles) {
+    // First: a misspelt annotation explains a "required" or a bound refusal that would follow.
+    const unknown = unknownAnnotationRefusal(profile, annotations);
+    if (unknown) return Object.assign({}, unknown, { warnings });
     const env = parameterEnv(profile, annotations, podContainers);
     if (env.type === 'denied') return Object.assign({}, env, { warnings });
     const native = runsAsNativeSidecar(profile, pod);
     if (typeof native !== 'boolean') return Object.assign({}, native, { warnings });
     const resources = resourceOverrides(profile, annotations, namespace.annotations, namespace.name);
     if ('type' in resources) return Object.assign({}, resources, { warnings });
-    const unknown = unknownProfileAnnotations(profile, annotations);
-    if (unknown.length > 0) warnings.push(`profile ${profile.name}: unknown annotations ignored: ${unknown.join(', ')}`);
     plans.push({ profile, container: buildAgentContainer(profile, env.env, native, resources), list: native ? 'initContainers' : 'containers' });
   }
   return plans;

@@ -37,6 +37,7 @@ const optIn = fc.constantFrom(
   'missing-job-addr',
   'bad-url',
   'unknown-target',
+  'unknown-annotation',
   'already-injected',
   'status-without-agent',
   'agent-container-present',
@@ -77,7 +78,8 @@ export const podArbitrary: fc.Arbitrary<GeneratedPod> = fc
     podToken,
   })
   .map((g) => {
-    const annotations: Record<string, JsonValue> = { ...(g.annotations ?? {}) };
+    // Under the profile's prefix only what optIn puts there: any other key is an unknown annotation, refused.
+    const annotations: Record<string, JsonValue> = Object.fromEntries(Object.entries(g.annotations ?? {}).filter(([key]) => !key.startsWith('xxl-agent/')));
     const target = g.names[g.target % g.names.length] ?? 'app';
     // The opt-in annotations are set last so random keys cannot hide them.
     Object.assign(annotations, optInAnnotations(g.optIn, target));
@@ -221,6 +223,8 @@ function optInAnnotations(kind: OptIn, target: string): Record<string, string> {
       return { ...valid, 'xxl-agent/job-addr': 'xxl-job-admin:8080' };
     case 'unknown-target':
       return { ...valid, 'xxl-agent/target-container': 'no-such-container!' };
+    case 'unknown-annotation':
+      return { ...valid, 'xxl-agent/mystery': 'x' };
     case 'already-injected':
     case 'status-without-agent':
     case 'forged-not-opted-in':
