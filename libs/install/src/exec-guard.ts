@@ -147,7 +147,7 @@ export function execGuardYaml(): string {
       'issued to, in its own namespace. One policy for each kind of binding, taking the syncer\'s bindings',
       'of that kind as parameters. The rbac-syncer removes a profile\'s bindings while its kind\'s policy',
       'or binding is missing or differs from this file in its rules or CEL',
-      '(apps/rbac-syncer/src/desired/exec-guard.ts).',
+      '(libs/install/src/exec-guard-state.ts; `outrigger check` judges it the same way).',
     ],
     EXEC_GUARD_KINDS.flatMap((kind) => [execGuardPolicy(kind), execGuardBinding(kind)]),
   );

@@ -1,3 +1,5 @@
+import type { RbacBindingKind } from '@outrigger/agent-profiles';
+import { execGuardBinding, execGuardName, execGuardPolicy, projectGuardBinding, projectGuardPolicy } from '@outrigger/install';
 import { issueCertificate, parseCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
 import { checkLines, type CheckLine } from './check-lines.js';
@@ -13,6 +15,16 @@ function leafOf(lifetimeMs: number) {
   return parsed;
 }
 const leaf = leafOf(30 * DAY);
+
+/** The exec guard of `kind` as shipped, read as the check reads it from the cluster. */
+const shippedGuard = (kind: RbacBindingKind) => ({ name: execGuardName(kind), policy: projectGuardPolicy(execGuardPolicy(kind)), binding: projectGuardBinding(execGuardBinding(kind)) });
+const GUARD = shippedGuard('ClusterRoleBinding');
+const NO_GUARD = { ...GUARD, policy: undefined, binding: undefined };
+const guardWith = (policySpec: object, bindingSpec: object = {}) => ({
+  ...GUARD,
+  policy: projectGuardPolicy({ spec: { ...execGuardPolicy().spec, ...policySpec } }),
+  binding: projectGuardBinding({ spec: { ...execGuardBinding().spec, ...bindingSpec } }),
+});
 
 const WEBHOOK = { name: 'outrigger-injector', caBundle: ca.cert, service: { namespace: 'outrigger-system', name: 'outrigger-injector', port: 443 }, serviceExists: true, readyEndpoints: 2 };
 const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15 };
@@ -48,8 +60,8 @@ const healthy: InstallState = {
   leases: [LEASE],
   profiles: [PROFILE],
   labelledNamespaces: ['shop'],
-  execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] },
-  namespacedExecGuard: { policies: ['outrigger-agent-exec-guard-namespaced'], bindings: [{ name: 'outrigger-agent-exec-guard-namespaced', actions: ['Deny'] }] },
+  execGuard: GUARD,
+  namespacedExecGuard: shippedGuard('RoleBinding'),
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
   forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
@@ -95,7 +107,8 @@ describe('checkLines', () => {
       { servingSecret: { name: 'outrigger-injector-tls', certificate: leafOf(-DAY) } },
       ['served-certificate', 'certificate-expiry'],
     ],
-    ['the exec guard deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, ['exec-guard']],
+    ['the exec guard deleted', { execGuard: { ...GUARD, binding: undefined } }, ['exec-guard']],
+    ['the exec guard rewritten to allow everything', { execGuard: guardWith({ validations: [{ expression: 'true' }] }) }, ['exec-guard']],
     ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
     ['the CRD missing', { crd: undefined }, ['crd']],
     [
@@ -110,8 +123,10 @@ describe('checkLines', () => {
   });
 
   it.each<[string, Partial<InstallState>, string, string]>([
-    ['the guard policy deleted', { execGuard: { policies: [], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Deny'] }] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
-    ['the guard binding deleted', { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [] } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard policy deleted', { execGuard: { ...GUARD, policy: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard binding deleted', { execGuard: { ...GUARD, binding: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard failing open', { execGuard: guardWith({ failurePolicy: 'Ignore' }) }, 'exec-guard', 'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard binding looking in one namespace', { execGuard: guardWith({}, { paramRef: { ...execGuardBinding().spec.paramRef, namespace: 'empty' } }) }, 'exec-guard', 'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the forged-agent binding deleted', { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [] } }, 'forged-agent', 'outrigger restore -f deploy/base/webhook/forged-agent.yaml'],
     [
       'the forged-agent binding changed to warn',
@@ -128,7 +143,7 @@ describe('checkLines', () => {
     ],
     [
       'the guard binding changed to warn',
-      { execGuard: { policies: ['outrigger-agent-exec-guard'], bindings: [{ name: 'outrigger-agent-exec-guard', actions: ['Warn'] }] } },
+      { execGuard: guardWith({}, { validationActions: ['Warn'] }) },
       'exec-guard',
       'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml',
     ],
@@ -154,7 +169,7 @@ describe('checkLines', () => {
       { webhook: undefined },
       { profiles: [] },
       { deployments: [] },
-      { execGuard: { policies: [], bindings: [] } },
+      { execGuard: NO_GUARD },
       { serviceAccess: [{ deployment: 'outrigger-cert-manager', component: 'cert-manager', serviceAccount: 'outrigger-cert-manager', reviewed: 9, missing: ['create secrets'] }] },
     ];
     for (const state of broken) {
@@ -203,8 +218,8 @@ describe('checkLines', () => {
 
   it('needs no exec guard when no profile binds cluster-wide, and the RoleBindings\' guard when a profile binds with RoleBindings', () => {
     const roleBinding = { ...PROFILE, bindingKind: 'RoleBinding' };
-    const none = { policies: [], bindings: [] };
-    expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: none }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
+    const none = { ...shippedGuard('RoleBinding'), policy: undefined, binding: undefined };
+    expect(checkLines({ ...healthy, profiles: [roleBinding], execGuard: NO_GUARD }).find((l) => l.check === 'exec-guard')?.result).toBe('pass');
     const line = checkLines({ ...healthy, profiles: [roleBinding], namespacedExecGuard: none }).find((l) => l.check === 'exec-guard-namespaced');
     expect(line).toMatchObject({ result: 'fail', fix: 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml' });
     expect(line?.message).toContain(`the rbac-syncer keeps the RoleBindings of ${PROFILE.name} empty`);

@@ -1,5 +1,5 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
-import { EXEC_GUARD_FILE, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import type { AdmissionPolicyView, InstallState } from './install-state.js';
@@ -156,23 +156,21 @@ function namespaces({ labelledNamespaces }: InstallState): CheckLine {
   return pass('namespaces', `${labelledNamespaces.length} labelled: ${labelledNamespaces.slice(0, 5).join(', ')}${labelledNamespaces.length > 5 ? ', …' : ''}`);
 }
 
-/** The exec guard of the agents bound by `kind`, where a profile binds so: `exec-guard` (ClusterRoleBindings), `exec-guard-namespaced` (RoleBindings). */
+/**
+ * The exec guard of the agents bound by `kind`, where a profile binds so, judged as the rbac-syncer
+ * judges it: `exec-guard` (ClusterRoleBindings), `exec-guard-namespaced` (RoleBindings).
+ */
 function execGuard(state: InstallState, kind: RbacBindingKind): CheckLine {
   const [check, guard] = kind === 'ClusterRoleBinding' ? ['exec-guard', state.execGuard] : ['exec-guard-namespaced', state.namespacedExecGuard];
   const bound = state.profiles.filter((p) => p.bindingKind === kind).map((p) => p.name);
   if (bound.length === 0) return pass(check, `no profile binds with ${kind}s: not needed`);
-  const binding = guard.bindings.find((b) => guard.policies.length > 0 && b.actions.includes('Deny'));
+  const problems = execGuardShortfalls(kind, guard.name, guard.policy, guard.binding);
+  if (problems.length === 0) return pass(check, `ValidatingAdmissionPolicy ${guard.name} bound with Deny, refusing all the shipped guard refuses`);
   const emptied = `the rbac-syncer keeps the ${kind}s of ${bound.join(', ')} empty`;
-  if (guard.policies.length === 0 || guard.bindings.length === 0) {
-    const missing = guard.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
-    return fail(check, `${missing}: ${emptied}`, 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists', `outrigger restore -f ${EXEC_GUARD_FILE}`);
-  }
-  if (!binding) {
-    // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
-    const hint = 'replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay\'s instance label goes)';
-    return fail(check, `no binding of it denies (${guard.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${emptied}`, hint, `kubectl replace -f ${EXEC_GUARD_FILE}`);
-  }
-  return pass(check, `ValidatingAdmissionPolicy ${guard.policies.join(', ')} bound with Deny`);
+  const remedy = execGuardRemedy(guard.policy, guard.binding);
+  // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
+  const hint = guard.policy && guard.binding ? "replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay's instance label goes)" : 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists';
+  return fail(check, `${problems.join('; ')}: ${emptied}`, hint, remedy.command);
 }
 
 /** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */

@@ -1,10 +1,10 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
-import type { AdmissionPolicyView, ConditionView, DeploymentView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
+import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
@@ -38,8 +38,8 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
   const [execGuard, namespacedExecGuard, syncerConfinement, forgedAgent] = await Promise.all([
-    admissionPolicy(read, execGuardName('ClusterRoleBinding', guardName)),
-    admissionPolicy(read, execGuardName('RoleBinding', guardName)),
+    execGuardView(read, execGuardName('ClusterRoleBinding', guardName)),
+    execGuardView(read, execGuardName('RoleBinding', guardName)),
     admissionPolicy(read, SYNCER_CONFINEMENT_NAME),
     admissionPolicy(read, FORGED_AGENT_POLICY_NAME),
   ]);
@@ -93,6 +93,12 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
 }
 
 /** A ValidatingAdmissionPolicy and its binding of the same name, as check judges them. */
+async function execGuardView(read: <T>(what: string, path: string) => Promise<T | undefined>, name: string): Promise<ExecGuardView> {
+  const get = (resource: string) => read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name }));
+  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies'), get('validatingadmissionpolicybindings')]);
+  return { name, policy: policy && projectGuardPolicy(policy), binding: binding && projectGuardBinding(binding) };
+}
+
 async function admissionPolicy(read: <T>(what: string, path: string) => Promise<T | undefined>, name: string): Promise<AdmissionPolicyView> {
   const get = (resource: string) => read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name }));
   const [policy, binding] = await Promise.all([get('validatingadmissionpolicies'), get('validatingadmissionpolicybindings')]);

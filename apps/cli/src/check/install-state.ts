@@ -1,4 +1,5 @@
 import type { PodSecurityLevel } from '@outrigger/agent-profiles';
+import type { GuardBindingView, GuardPolicyView } from '@outrigger/install';
 import type { AgentScan } from '../agents/agent-scan.reader.js';
 import type { ParsedCertificate } from '@outrigger/pki';
 
@@ -22,9 +23,9 @@ export interface InstallState {
   readonly profiles: readonly ProfileView[];
   readonly labelledNamespaces: readonly string[];
   /** The rbac-syncer's exec guard of ClusterRoleBinding profiles (ValidatingAdmissionPolicy and binding from deploy/). */
-  readonly execGuard: AdmissionPolicyView;
+  readonly execGuard: ExecGuardView;
   /** Its exec guard of RoleBinding profiles, likewise. */
-  readonly namespacedExecGuard: AdmissionPolicyView;
+  readonly namespacedExecGuard: ExecGuardView;
   /** The policy that confines the rbac-syncer's own writes to its own bindings (deploy/base/rbac-syncer/syncer-confinement.yaml). */
   readonly syncerConfinement: AdmissionPolicyView;
   /** The policy refusing agent-named containers in pods the webhook skips (deploy/base/webhook/forged-agent.yaml). */
@@ -101,6 +102,13 @@ export interface ProfileView {
 }
 
 /** A ValidatingAdmissionPolicy and its binding, by name: present or not, and the binding's actions. */
+/** An exec guard by the name the rbac-syncer judges, read as it judges it (libs/install exec-guard-state). */
+export interface ExecGuardView {
+  readonly name: string;
+  readonly policy: GuardPolicyView | undefined;
+  readonly binding: GuardBindingView | undefined;
+}
+
 export interface AdmissionPolicyView {
   readonly policies: readonly string[];
   readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[];

@@ -3,12 +3,11 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, profileHash, type ProfileInForce, ProfileSource, type RbacBindingKind } from '@outrigger/agent-profiles';
 import { Controller, describePermission, EventRecorder, missingPermissions, resourcePath, type KubeClient, type KubeObject, type ReflectorStatus } from '@outrigger/kube';
-import { execGuardName, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
+import { execGuardName, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
 import { agentCountEntries } from '../desired/agent-counts.js';
-import { projectGuardBinding, projectGuardPolicy } from '../desired/exec-guard.js';
 import { podSubjectEntries } from '../desired/live-subjects.js';
 import { POD_PROTOBUF_SCHEMA, podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import type { StoredCondition } from '../desired/profile-status.js';

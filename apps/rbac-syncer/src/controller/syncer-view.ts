@@ -2,7 +2,7 @@ import { type AgentProfile, type AgentProfileEntry, profileAppliesIn, type RbacB
 import type { Reflector } from '@outrigger/kube';
 import { agentRevisionName, type AgentRevision } from '@outrigger/sidecar';
 import { agentCounts, type AgentCounts } from '../desired/agent-counts.js';
-import { execGuardProblem, type GuardBindingView, type GuardPolicyView } from '../desired/exec-guard.js';
+import { execGuardProblem, type GuardBindingView, type GuardPolicyView } from '@outrigger/install';
 import { liveByNamespace } from '../desired/live-subjects.js';
 import type { PodView } from '../desired/pod-view.js';
 import type { StoredCondition } from '../desired/profile-status.js';

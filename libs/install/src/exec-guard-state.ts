@@ -1,7 +1,5 @@
-import type { RbacBindingKind } from '@outrigger/agent-profiles';
-import { EXEC_GUARD_FILE, EXEC_GUARD_KINDS, execGuardPolicy, guardRules, guardShortfall, type GuardRules } from '@outrigger/install';
-import type { KubeObject } from '@outrigger/kube';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './rbac-objects.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, type RbacBindingKind } from '@outrigger/agent-profiles';
+import { EXEC_GUARD_FILE, EXEC_GUARD_KINDS, execGuardPolicy, guardRules, guardShortfall, type GuardRules } from './exec-guard.js';
 
 /** The exec guard's ValidatingAdmissionPolicy, as far as it decides whether the guard is in force. */
 export interface GuardPolicyView {
@@ -26,7 +24,8 @@ export interface GuardBindingView {
 
 const SHIPPED_RULES = new Map(EXEC_GUARD_KINDS.map((kind) => [kind, guardRules(execGuardPolicy(kind).spec)]));
 
-export function projectGuardPolicy(obj: KubeObject): GuardPolicyView {
+/** A stored ValidatingAdmissionPolicy, read where it enters (the syncer's watch, the CLI's check). */
+export function projectGuardPolicy(obj: unknown): GuardPolicyView {
   const spec = (obj as { spec?: { failurePolicy?: string; paramKind?: { apiVersion?: string; kind?: string } } }).spec;
   return {
     failurePolicy: spec?.failurePolicy ?? 'Fail',
@@ -35,7 +34,8 @@ export function projectGuardPolicy(obj: KubeObject): GuardPolicyView {
   };
 }
 
-export function projectGuardBinding(obj: KubeObject): GuardBindingView {
+/** A stored ValidatingAdmissionPolicyBinding, likewise. */
+export function projectGuardBinding(obj: unknown): GuardBindingView {
   const spec = (
     obj as {
       spec?: {
@@ -61,14 +61,14 @@ export function projectGuardBinding(obj: KubeObject): GuardBindingView {
 }
 
 /**
- * Why the exec guard of the agents bound by `kind` is not in force, or undefined when it is: the
- * policy and its binding exist, the policy fails closed, takes our bindings of that kind as
- * parameters and refuses at least what the shipped guard refuses (guardShortfall), and the binding
- * denies, selects exactly our bindings and judges all it matches. Without it a ClusterRoleBinding
- * would give every agent exec into every namespace, a RoleBinding into every pod of its own, so the
- * syncer keeps such bindings empty meanwhile.
+ * Why the exec guard of the agents bound by `kind` is not in force (empty when it is): the policy
+ * and its binding exist, the policy fails closed, takes our bindings of that kind as parameters
+ * and refuses at least what the shipped guard refuses (guardShortfall), and the binding denies,
+ * selects exactly our bindings, where the request goes, and judges all it matches. Without it a
+ * ClusterRoleBinding would give every agent exec into every namespace, a RoleBinding into every
+ * pod of its own, so the syncer keeps such bindings empty meanwhile and `outrigger check` fails.
  */
-export function execGuardProblem(kind: RbacBindingKind, name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
+export function execGuardShortfalls(kind: RbacBindingKind, name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string[] {
   const problems: string[] = [];
   if (!policy) problems.push(`ValidatingAdmissionPolicy ${name} not found`);
   else {
@@ -86,9 +86,22 @@ export function execGuardProblem(kind: RbacBindingKind, name: string, policy: Gu
     if (binding.paramName !== undefined) problems.push(`ValidatingAdmissionPolicyBinding ${name} takes only the parameter named ${binding.paramName}`);
     if (binding.narrowed) problems.push(`ValidatingAdmissionPolicyBinding ${name} narrows the requests it judges (matchResources)`);
   }
+  return problems;
+}
+
+/**
+ * The repair of a guard not in force: only what is missing is created; a changed guard is put back
+ * as shipped (never an overlay or base applied over the install).
+ */
+export function execGuardRemedy(policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): { readonly what: string; readonly command: string } {
+  if (policy && binding) return { what: 'put the shipped guard back', command: `kubectl replace -f ${EXEC_GUARD_FILE}` };
+  return { what: policy || binding ? 'create what is missing, changing nothing else' : 'create it', command: `outrigger restore -f ${EXEC_GUARD_FILE}` };
+}
+
+/** The shortfalls and their remedy in one line (the syncer's status, Event and /readyz); undefined when the guard is in force. */
+export function execGuardProblem(kind: RbacBindingKind, name: string, policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): string | undefined {
+  const problems = execGuardShortfalls(kind, name, policy, binding);
   if (problems.length === 0) return undefined;
-  // Only what is missing is created; a changed guard is put back as shipped (never an overlay or base applied over the install).
-  const fix = !policy || !binding ? (policy || binding ? 'create what is missing, changing nothing else' : 'create it') : 'put the shipped guard back';
-  const command = !policy || !binding ? `outrigger restore -f ${EXEC_GUARD_FILE}` : `kubectl replace -f ${EXEC_GUARD_FILE}`;
-  return `exec guard not in force: ${problems.join('; ')}; ${fix}: ${command}`;
+  const remedy = execGuardRemedy(policy, binding);
+  return `exec guard not in force: ${problems.join('; ')}; ${remedy.what}: ${remedy.command}`;
 }

@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { KubeObject } from '@outrigger/kube';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { execGuardProblem, projectGuardBinding, projectGuardPolicy } from './exec-guard.js';
+import { execGuardProblem, projectGuardBinding, projectGuardPolicy } from './exec-guard-state.js';
 
 // The guard exactly as deploy/ ships it.
-const SHIPPED = parseAllDocuments(readFileSync(fileURLToPath(new URL('../../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url)), 'utf8')).map(
-  (d) => d.toJS() as KubeObject & { spec: Record<string, unknown> },
+const SHIPPED = parseAllDocuments(readFileSync(fileURLToPath(new URL('../../../deploy/base/rbac-syncer/exec-guard.yaml', import.meta.url)), 'utf8')).map(
+  (d) => d.toJS() as { kind: string; metadata?: { name?: string }; spec: Record<string, unknown> },
 );
 const shipped = (kind: string, name: string) => {
   const found = SHIPPED.find((o) => o.kind === kind && o.metadata?.name === name);
