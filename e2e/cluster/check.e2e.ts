@@ -160,6 +160,11 @@ describe('outrigger check', () => {
       () => kubectl(['patch', 'validatingadmissionpolicybinding', INSTALL_NAMES.execGuard, '--type=merge', '-p', JSON.stringify({ spec: { validationActions: ['Warn'] } })]),
       'exec-guard',
     ],
+    [
+      "the exec guard's CEL rewritten to allow everything (it exists, fails closed and denies)",
+      () => kubectl(['patch', 'validatingadmissionpolicy', INSTALL_NAMES.execGuard, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/validations/1/expression', value: 'true' }])]),
+      'exec-guard',
+    ],
     ['the syncer confinement policy deleted', () => kubectl(['delete', 'validatingadmissionpolicy', SYNCER_CONFINEMENT_NAME]), 'syncer-confinement'],
     [
       'the syncer confinement binding changed to only audit',

@@ -71,6 +71,20 @@ describe('profileStatus', () => {
     expect(message).not.toMatch(/grant/i);
   });
 
+  it('sends the admin to the overlay installed from (or a ClusterRole of their own with Helm), never to apply the base over it', () => {
+    const message = profileStatus({ ...base, missingPermissions: ['bind clusterroles.rbac.authorization.k8s.io named xxl-agent-exec'] }).conditions[1]?.message ?? '';
+    expect(message).toMatch(/^the rbac-syncer lacks bind clusterroles\.rbac\.authorization\.k8s\.io named xxl-agent-exec: add them to ClusterRole outrigger-rbac-syncer in the overlay you installed from/);
+    expect(message).toContain('never deploy/base/rbac-syncer over it');
+    expect(message).toContain('with Helm, grant them in a ClusterRole of your own bound to ServiceAccount outrigger-rbac-syncer');
+  });
+
+  it('says a name taken by someone else is theirs, to be looked at before it is deleted or the profile names another', () => {
+    const message = profileStatus({ ...base, notOurs: ['ClusterRoleBinding xxl-agent-exec.shop'] }).conditions[1]?.message ?? '';
+    expect(message).toBe(
+      "left alone, not Outrigger's: ClusterRoleBinding xxl-agent-exec.shop; find out whose they are and what they grant, then delete them, or give spec.rbac.binding another name, to let the rbac-syncer create its own",
+    );
+  });
+
   it('names the namespaces over the cap, at most five of them', () => {
     const overCap = new Map(['f', 'e', 'd', 'c', 'b', 'a'].map((ns) => [ns, 2000]));
     const message = profileStatus({ ...base, overCap, maxPerNamespace: 1000 }).conditions[1]?.message;

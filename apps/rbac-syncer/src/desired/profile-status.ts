@@ -1,4 +1,5 @@
 import { type AgentProfile, agentPodSecurityLevel, type PodSecurityLevel, type ProfileVerdict } from '@outrigger/agent-profiles';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { agentRevisionName } from '@outrigger/sidecar';
 import type { AgentCounts } from './agent-counts.js';
 import type { ProfileRbac } from './rbac-objects.js';
@@ -115,13 +116,13 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
     return [
       'False',
       'MissingPermissions',
-      `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: add them by name to ClusterRole outrigger-rbac-syncer in your overlay (as deploy/overlays/local adds xxl-agent-native-exec) and apply that overlay; never apply deploy/base/rbac-syncer over it`,
+      `the rbac-syncer lacks ${input.missingPermissions.join(', ')}: add them to ClusterRole ${INSTALL_NAMES.rbacSyncer} in the overlay you installed from (as deploy/overlays/local adds xxl-agent-native-exec) and apply that overlay, never deploy/base/rbac-syncer over it; with Helm, grant them in a ClusterRole of your own bound to ServiceAccount ${INSTALL_NAMES.rbacSyncer}`,
     ];
   }
   const binding = `${rbac.binding.kind} ${rbac.binding.name}`;
   if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${input.writeFailure}`];
   if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} bindings removed: ${input.execGuardProblem}`];
-  if (input.notOurs?.length) return ['False', 'NameTaken', `left alone, not Outrigger's: ${input.notOurs.join(', ')}; delete or rename them to let the rbac-syncer create its own`];
+  if (input.notOurs?.length) return ['False', 'NameTaken', `left alone, not Outrigger's: ${input.notOurs.join(', ')}; find out whose they are and what they grant, then delete them, or give spec.rbac.binding another name, to let the rbac-syncer create its own`];
   const where = rbac.binding.kind === 'RoleBinding' ? `${binding} (one per namespace)` : `ClusterRoleBinding ${rbac.binding.name}.<namespace> (one per namespace)`;
   // The number is status.boundSubjects, a count written at most every so often: not in the message.
   const bound = `${where} binds the ServiceAccounts of live agents to ClusterRole ${rbac.clusterRole}`;
