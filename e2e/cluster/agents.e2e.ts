@@ -138,7 +138,7 @@ describe('missing agents: pods created while the webhook was off, found by check
     await eventually(() => {
       const events = JSON.parse(kubectl(['get', 'events', '-n', ns, '--field-selector', 'reason=AgentMissing,involvedObject.kind=Deployment', '-o', 'json'])) as { items: { involvedObject: { name: string }; type: string; message: string }[] };
       expect(events.items.map((e) => [e.involvedObject.name, e.type])).toContainEqual(['m-web', 'Warning']);
-      expect(events.items[0]?.message).toContain(`outrigger rollout restart --missing -n ${ns}`);
+      expect(events.items[0]?.message).toMatch(new RegExp(`with the injector serving, restart them to get it: outrigger rollout restart --missing --profile \\S+ -n ${ns}$`));
     }, 'an AgentMissing event on the Deployment', 30_000);
 
     const check = outrigger(['check', '--output', 'json']);

@@ -203,7 +203,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
       expect(events.items).toHaveLength(1);
       expect(events.items[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Deployment', name: 'shop', uid: deployment.metadata.uid } });
       // As many pods as it had seen then: one or both.
-      expect(events.items[0]?.message).toMatch(new RegExp(`^[12] pod\\(s\\) opted into AgentProfile count-probe but run without its agent \\(created while the injector was not called\\); restart them to get it: outrigger rollout restart --missing -n ${ns}$`));
+      expect(events.items[0]?.message).toMatch(new RegExp(`^[12] pod\\(s\\) opted into AgentProfile count-probe but run without its agent \\(created while the injector was not called\\); with the injector serving, restart them to get it: outrigger rollout restart --missing --profile count-probe -n ${ns}$`));
       // A new agent: the running ones are outdated, by the revision that injected them.
       kubectl(['patch', 'agentprofile', probe.name, '--type=merge', '-p', JSON.stringify({ spec: { container: { image: `${probe.container.image}-next` } } })]);
       const outdated = await eventually(probeStatus, (s) => s.agents?.outdated === 2, 'the pods counted as outdated');

@@ -42,7 +42,7 @@ export class MissingAgentEvents {
       await this.events.warning(
         workload,
         AGENT_MISSING_REASON,
-        `${pods} pod(s) opted into AgentProfile ${profile} but run without its agent (created while the injector was not called); restart them to get it: outrigger rollout restart --missing -n ${namespace}`,
+        `${pods} pod(s) opted into AgentProfile ${profile} but run without its agent (created while the injector was not called); with the injector serving, restart them to get it: outrigger rollout restart --missing --profile ${profile} -n ${namespace}`,
       );
     }
   }
