@@ -6,8 +6,9 @@ import { fuzzAgent, runCases, violation, type OutcomeKind } from '../fuzz/send.t
 
 /**
  * Hostile bodies against the built injector over HTTPS: every answer is a well-formed
- * AdmissionReview echoing uid and apiVersion, or a 4xx with a JSON message; never a 5xx, a reset
- * or a hang, and the process survives. Deterministic: fixed seed, fixed count.
+ * AdmissionReview echoing uid and apiVersion (never one admitted after an internal error), or a 4xx
+ * with a JSON message; never a 5xx, a reset or a hang, and the process survives. Deterministic:
+ * fixed seed, fixed count.
  */
 const SEED = 20_251_122;
 const COUNT = 3_000;

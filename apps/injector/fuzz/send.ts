@@ -102,6 +102,10 @@ export function violation(c: HostileCase, o: Outcome): string | undefined {
   if (response['uid'] !== uid) return `200 with response.uid ${JSON.stringify(String(response['uid']).slice(0, 80))}, request had ${JSON.stringify(uid.slice(0, 80))}`;
   if (typeof response['allowed'] !== 'boolean') return '200 without response.allowed';
   if (response['patch'] !== undefined && (typeof response['patch'] !== 'string' || response['patchType'] !== 'JSONPatch')) return '200 with a malformed patch';
+  // An internal error admits the pod unchecked: hostile input must meet a check, not a throw.
+  const warnings = Array.isArray(response['warnings']) ? response['warnings'].map(String) : [];
+  const internal = warnings.find((w) => w.includes('after an internal error'));
+  if (internal !== undefined) return `200 admitted after an internal error: ${internal.slice(0, 200)}`;
   return undefined;
 }
 

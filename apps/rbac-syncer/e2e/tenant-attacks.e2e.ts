@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
@@ -104,5 +104,25 @@ describe('a hostile tenant', () => {
     await eventually(subjects, (s) => s.includes(sa(ns)), 'the real agent bound');
     expect((await subjects()).filter((s) => s.startsWith(`ServiceAccount:${ns}/`))).toEqual([sa(ns)]);
     expect(await canExec(kc, ns, 'forged')).toBe(false);
+  });
+
+  it("a binding made beforehand under the name of a namespace's binding is never taken over: left as it was, that namespace unbound, the others bound", async () => {
+    const squatted = await tenant('squatted');
+    const control = await tenant('control');
+    const name = `${BINDING}.${squatted}`;
+    const foreign = { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] };
+    await rbac.createClusterRoleBinding({ body: foreign });
+    try {
+      await createPod(kc, squatted);
+      await createPod(kc, control);
+      await eventually(subjects, (s) => s.includes(sa(control)), 'the other namespace bound');
+      await eventually(async () => readFileSync(join(dir, 'attack-syncer.log'), 'utf8'), (log) => log.includes(`ClusterRoleBinding ${name} exists and is not Outrigger's: left alone`), 'the squatted name left alone');
+      const after = await rbac.readClusterRoleBinding({ name });
+      expect({ labels: after.metadata?.labels, roleRef: after.roleRef, subjects: after.subjects }).toEqual({ labels: undefined, roleRef: foreign.roleRef, subjects: foreign.subjects });
+      expect(await subjects()).not.toContain(sa(squatted));
+      expect(await canExec(kc, squatted, 'default')).toBe(false);
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name });
+    }
   });
 });

@@ -175,6 +175,17 @@ describe('sidecar injection of an opted-in pod', () => {
     expect(objectAt(pod, 'status')).toEqual({ futureStatusField: true });
   });
 
+  it.each(['initContainers', 'volumes', 'imagePullSecrets'])('refuses an opted-in pod whose spec.%s is not a list (no API server sends one), never failing internally', (list) => {
+    for (const value of [null, 1, 'x', true, {}]) {
+      const review = loadReview('v1-pod-opted-in');
+      (requestObject(review)['spec'] as JsonObject)[list] = value;
+      const outcome = run(review);
+      expect(outcome.failure).toBeUndefined();
+      expect(outcome.decision).toBe('denied:invalid-pod-spec');
+      expect(outcome.reply.response.status).toMatchObject({ code: 400, message: `spec.${list} is not a list` });
+    }
+  });
+
   it('refuses annotations under the prefix that the profile does not define, naming them and those it knows, before any other check', () => {
     const outcome = run(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/job-adress': 'http://typo.example', 'xxl-agent/limits.memroy': '64Mi' }));
     expect(outcome.decision).toBe('denied:unknown-annotation');

@@ -1,4 +1,4 @@
-import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
+import { arrayMember, denied, type DeniedResult, ensureArrayMember, ensureObjectMember, type Extension, INJECT_ANNOTATION, type JsonObject, member, mutated, objectMember, setMember, skipped, SYSTEM_NAMESPACES } from '@outrigger/admission';
 import { type AgentProfile, agentVariants, profileAppliesIn } from '@outrigger/agent-profiles';
 import { buildAgentContainer } from './agent-container.js';
 import { addPodParts, VOLUME_NAME_TAKEN_REASON, volumeClash } from './agent-pod-parts.js';
@@ -88,6 +88,9 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
 
       const spec = objectMember(pod, 'spec');
       if (!spec || (arrayMember(spec, 'containers') ?? []).length === 0) return skipped(SKIP_REASONS.invalidPodSpec, warnings);
+      // The API server never sends these as anything but lists; appending to another value would be no patch of ours.
+      const notList = APPENDED_LISTS.find((key) => member(spec, key) !== undefined && !Array.isArray(member(spec, key)));
+      if (notList !== undefined) return Object.assign(denied(400, `spec.${notList} is not a list`, SKIP_REASONS.invalidPodSpec), { warnings });
       const onHost = pending.flatMap((profile) => hostNamespaceProblem(spec, profile) ?? []);
       if (onHost.length > 0) return Object.assign(denied(403, onHost.join('; '), HOST_NAMESPACE_REASON), { warnings });
       const enforced = options.namespacePodSecurity?.(ctx.namespace);
@@ -147,6 +150,9 @@ function planInjections(
   }
   return plans;
 }
+
+/** The pod's lists an injection may append to. */
+const APPENDED_LISTS = ['containers', 'initContainers', 'volumes', 'imagePullSecrets'] as const;
 
 /** Appends only (never inserts) so the patch is a single `add` at the end of each list. */
 function inject(pod: JsonObject, spec: JsonObject, plan: InjectionPlan, injectorVersion: string, automountTurnedOff: boolean): void {
