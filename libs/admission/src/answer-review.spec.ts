@@ -88,6 +88,16 @@ describe('reviewResponse', () => {
     expect(outcome.failure?.extension).toBe('broken');
     expect(outcome.reply.response.warnings).toHaveLength(1);
   });
+
+  it('refuses a pod an extension claims after an internal error, and surfaces the failure', () => {
+    const broken: Extension = { name: 'broken', ownedPaths: NO_OWNED_PATHS, claims: () => 'opts into an agent', mutate: () => { throw new Error('boom'); } };
+    const outcome = reviewResponse(loadReview('v1-pod-opted-in'), [broken]);
+    expect(outcome.reply.response.allowed).toBe(false);
+    expect(outcome.reply.response.status?.code).toBe(500);
+    expect(outcome.reply.response.auditAnnotations).toEqual({ decision: 'denied:internal-error' });
+    expect(outcome.result).toBe('failed');
+    expect(outcome.failure?.extension).toBe('broken');
+  });
 });
 
 describe('isPodCreate', () => {

@@ -18,7 +18,7 @@ export interface ReviewOutcome {
   readonly decision: string;
   /** Absent when the request was not a pod CREATE. */
   readonly mutation?: PodMutation;
-  /** An unexpected error that was turned into an unchanged admission; log it. */
+  /** An unexpected error, turned into an unchanged admission or (a claimed pod) a refusal; log it. */
   readonly failure?: MutationFailure;
 }
 
@@ -43,13 +43,13 @@ export function reviewResponse(review: AdmissionReview, extensions: readonly Ext
     result: resultOf(mutation),
     decision: mutation.decision,
     mutation,
-    ...(mutation.outcome === 'allowed' && mutation.failure ? { failure: mutation.failure } : {}),
+    ...(mutation.failure ? { failure: mutation.failure } : {}),
   };
 }
 
 function resultOf(mutation: PodMutation): ReviewResult {
-  if (mutation.outcome === 'denied') return 'denied';
   if (mutation.failure) return 'failed';
+  if (mutation.outcome === 'denied') return 'denied';
   return mutation.reports.some(({ result }) => result.type === 'mutated') ? 'mutated' : 'skipped';
 }
 

@@ -51,6 +51,12 @@ export interface Extension {
   readonly name: string;
   readonly ownedPaths: OwnedPaths;
   mutate(pod: JsonObject, ctx: AdmissionContext): ExtensionResult;
+  /**
+   * Why this pod is the extension's to judge (it opts in, or carries what only the extension may
+   * write), e.g. `opts into an agent`; undefined for any other pod. After an internal error a pod
+   * some extension claims is refused rather than admitted unchecked; any other is admitted.
+   */
+  claims?(pod: JsonObject, ctx: AdmissionContext): string | undefined;
 }
 
 export function mutated(options: { warnings?: readonly string[]; decision?: string } = {}): MutatedResult {

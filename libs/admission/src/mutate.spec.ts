@@ -133,6 +133,32 @@ describe('mutatePod', () => {
     ]);
   });
 
+  it('refuses instead, and still surfaces the error, when an extension claims the pod (it opts in or carries an agent)', () => {
+    const boom = new Error('boom');
+    const claiming: Extension = {
+      name: 'claiming',
+      ownedPaths: NO_OWNED_PATHS,
+      claims: () => 'opts into an agent',
+      mutate() {
+        throw boom;
+      },
+    };
+    const result = mutatePod(pod(), ctx, [claiming]);
+    expect(result).toMatchObject({
+      outcome: 'denied',
+      code: 500,
+      reason: 'internal-error',
+      decision: 'denied:internal-error',
+      message: 'outrigger: internal error in extension claiming on a pod that opts into an agent: refused rather than admitted unchecked; see the injector logs',
+      failure: { extension: 'claiming', error: boom },
+    });
+    // A claim that throws counts as a claim; a claim of another extension counts too.
+    const unsure: Extension = { name: 'unsure', ownedPaths: NO_OWNED_PATHS, claims: () => { throw boom; }, mutate: () => skipped('x') };
+    const broken: Extension = { name: 'broken', ownedPaths: NO_OWNED_PATHS, mutate: () => { throw boom; } };
+    expect(mutatePod(pod(), ctx, [unsure, broken])).toMatchObject({ outcome: 'denied', message: expect.stringContaining('a pod that extension unsure could not tell apart') });
+    expect(mutatePod(pod(), ctx, [{ ...claiming, claims: () => undefined }])).toMatchObject({ outcome: 'allowed', decision: 'skipped:internal-error' });
+  });
+
   it('treats a malformed result as an internal error', () => {
     const results = [undefined, { type: 'mutated' }, { type: 'denied', code: 500, message: 'x', reason: 'y', warnings: [] }, { type: 'weird', warnings: [] }];
     for (const bad of results) {

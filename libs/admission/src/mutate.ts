@@ -38,15 +38,18 @@ export interface DeniedMutation {
   readonly warnings: readonly string[];
   readonly decision: string;
   readonly reports: readonly ExtensionReport[];
+  /** Set when the refusal is for an internal error on a pod an extension claims. */
+  readonly failure?: MutationFailure;
 }
 
 export type PodMutation = AllowedMutation | DeniedMutation;
 
 /**
  * Runs the extensions in order over one deep clone of the raw pod, then diffs clone against
- * original. The first denial wins. Never throws: an exception (or a patch outside the owned
- * paths) admits the pod unchanged with a warning, because with failurePolicy Fail an error reply
- * would block every pod in the cluster; the failure is returned for logging and metrics.
+ * original. The first denial wins. Never throws: after an exception (or a patch outside the owned
+ * paths) a pod no extension claims is admitted unchanged with a warning (an error for every pod
+ * would block the cluster for nothing that concerns it), and a pod one claims is refused (admitted,
+ * it would run unchecked); the failure is returned for logging and metrics.
  */
 export function mutatePod(original: JsonObject, ctx: AdmissionContext, extensions: readonly Extension[]): PodMutation {
   const reports: ExtensionReport[] = [];
@@ -73,7 +76,7 @@ export function mutatePod(original: JsonObject, ctx: AdmissionContext, extension
       reports,
     };
   } catch (error) {
-    return internalFailure(original, current === 'none' ? undefined : current, error, reports);
+    return internalFailure(original, ctx, extensions, current === 'none' ? undefined : current, error, reports);
   }
 }
 
@@ -91,11 +94,19 @@ function denial(result: ExtensionResult & { type: 'denied' }, reports: Extension
 
 function internalFailure(
   original: JsonObject,
+  ctx: AdmissionContext,
+  extensions: readonly Extension[],
   extension: string | undefined,
   error: unknown,
   reports: ExtensionReport[],
-): AllowedMutation {
+): PodMutation {
   const where = extension === undefined ? 'while checking the patch' : `in extension ${extension}`;
+  const failure = { extension, error };
+  const claim = claimOf(original, ctx, extensions);
+  if (claim !== undefined) {
+    const message = `outrigger: internal error ${where} on a pod that ${claim}: refused rather than admitted unchecked; see the injector logs`;
+    return { outcome: 'denied', code: 500, message, reason: INTERNAL_ERROR_REASON, warnings: [], decision: deniedDecision(INTERNAL_ERROR_REASON), reports, failure };
+  }
   return {
     outcome: 'allowed',
     patch: [],
@@ -103,8 +114,21 @@ function internalFailure(
     warnings: [`outrigger: pod admitted without mutation after an internal error ${where}; see the injector logs`],
     decision: skippedDecision(INTERNAL_ERROR_REASON),
     reports,
-    failure: { extension, error },
+    failure,
   };
+}
+
+/** The first claim an extension makes on the pod; a claim that throws counts as one. */
+function claimOf(pod: JsonObject, ctx: AdmissionContext, extensions: readonly Extension[]): string | undefined {
+  for (const extension of extensions) {
+    try {
+      const claim = extension.claims?.(pod, ctx);
+      if (claim !== undefined) return claim;
+    } catch {
+      return `extension ${extension.name} could not tell apart`;
+    }
+  }
+  return undefined;
 }
 
 /** Mutations decide the audit value; with none, the skip reasons do. */

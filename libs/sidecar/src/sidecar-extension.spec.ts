@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReview, JsonObject } from '@outrigger/admission';
-import { applyPatchCopy, decodePatch, type PatchOperation, protectedNamespacesFor, type ReviewOutcome, reviewResponse } from '@outrigger/admission';
+import { admissionContext, applyPatchCopy, decodePatch, type PatchOperation, protectedNamespacesFor, type ReviewOutcome, reviewResponse } from '@outrigger/admission';
 import { parseProfiles, profileHash, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { inNamespace, loadReview, loadTextFixture, requestObject, withAnnotations } from './testing/fixtures.js';
@@ -173,6 +173,19 @@ describe('sidecar injection of an opted-in pod', () => {
     expect(arrayAt(pod, 'spec', 'initContainers')).toEqual(arrayAt(original, 'spec', 'initContainers'));
     expect(arrayAt(pod, 'spec', 'containers')[0]).toEqual(arrayAt(original, 'spec', 'containers')[0]);
     expect(objectAt(pod, 'status')).toEqual({ futureStatusField: true });
+  });
+
+  it('claims the pods an internal error must not admit unchecked: opted in, or carrying an agent status annotation or an agent-named container; no other, and none in a protected namespace', () => {
+    const extension = sidecarExtension({ profiles: [XXL_JOB_PROFILE], injectorVersion: 'test' });
+    const claim = (review: AdmissionReview) => extension.claims?.(requestObject(review), admissionContext(review.request));
+    expect(claim(loadReview('v1-pod-opted-in'))).toBe('opts into an agent');
+    expect(claim(withAnnotations(loadReview('v1-pod-opted-in'), { 'xxl-agent/enable': null, 'outrigger.dev/inject': 'xxl-job' }))).toBe('opts into an agent');
+    expect(claim(withAnnotations(loadReview('v1-pod-already-injected'), { 'xxl-agent/enable': null }))).toBe('carries an agent status annotation');
+    const named = loadReview('v1-pod-no-annotations');
+    (requestObject(named)['spec'] as { containers: JsonObject[] }).containers.push({ name: 'xxl-agent', image: 'busybox' });
+    expect(claim(named)).toBe('carries a container named like an agent');
+    expect(claim(loadReview('v1-pod-no-annotations'))).toBeUndefined();
+    expect(claim(inNamespace(loadReview('v1-pod-opted-in'), 'kube-system'))).toBeUndefined();
   });
 
   it.each(['initContainers', 'volumes', 'imagePullSecrets'])('refuses an opted-in pod whose spec.%s is not a list (no API server sends one), never failing internally', (list) => {

@@ -61,6 +61,14 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   return {
     name: SIDECAR_EXTENSION_NAME,
     ownedPaths: sidecarOwnedPaths(profiles),
+    claims(pod, ctx) {
+      if (protectedNamespaces.has(ctx.namespace)) return undefined;
+      const annotations = podAnnotations(pod);
+      if (annotations.values.has(INJECT_ANNOTATION) || profiles.some((p) => annotations.values.has(enableAnnotation(p)))) return 'opts into an agent';
+      if (profiles.some((p) => annotations.values.has(statusAnnotation(p)))) return 'carries an agent status annotation';
+      const containers = [...containerNames(pod, 'containers'), ...containerNames(pod, 'initContainers')];
+      return containers.some((name) => agentNames.has(name)) ? 'carries a container named like an agent' : undefined;
+    },
     mutate(pod, ctx) {
       const annotations = podAnnotations(pod);
       if (protectedNamespaces.has(ctx.namespace)) {

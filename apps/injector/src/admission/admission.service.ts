@@ -79,7 +79,8 @@ export class AdmissionService {
     }
     if (outcome.failure) {
       const where = outcome.failure.extension ?? 'patch check';
-      this.logger.error(`admitted pod unchanged after an internal error in ${where} (uid ${review.value.request.uid}): ${String(outcome.failure.error)}`);
+      const done = outcome.mutation?.outcome === 'denied' ? 'refused a pod an extension claims' : 'admitted pod unchanged';
+      this.logger.error(`${done} after an internal error in ${where} (uid ${review.value.request.uid}): ${String(outcome.failure.error)}`);
     }
     this.metrics.requests.inc({ outcome: OUTCOMES[outcome.result] });
     this.metrics.mutationSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
