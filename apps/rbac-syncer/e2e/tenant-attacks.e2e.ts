@@ -106,6 +106,17 @@ describe('a hostile tenant', () => {
     expect(await canExec(kc, ns, 'forged')).toBe(false);
   });
 
+  it("an ephemeral container added to an injected pod that targets its agent (kubectl debug --target: it could read the agent's token) unbinds its ServiceAccount", async () => {
+    const ns = await tenant('debugged');
+    const name = await createPod(kc, ns);
+    await eventually(subjects, (s) => s.includes(sa(ns)), 'the agent bound');
+    const pod = await core.readNamespacedPod({ name, namespace: ns });
+    const debugger_ = { name: 'debugger', image: 'busybox', targetContainerName: 'xxl-agent', command: ['sh'] };
+    await core.replaceNamespacedPodEphemeralcontainers({ name, namespace: ns, body: { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], ephemeralContainers: [debugger_] } } });
+    await eventually(subjects, (s) => !s.includes(sa(ns)), 'the ServiceAccount unbound after its grace');
+    expect(await canExec(kc, ns, 'default')).toBe(false);
+  });
+
   it("a binding made beforehand under the name of a namespace's binding is never taken over: left as it was, that namespace unbound, the others bound", async () => {
     const squatted = await tenant('squatted');
     const control = await tenant('control');

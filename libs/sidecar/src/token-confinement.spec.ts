@@ -24,7 +24,15 @@ describe('tokenConfinementProblem', () => {
     expect(tokenConfinementProblem(spec({ shareProcessNamespace: true }), isAgent)).toMatch(/^spec\.shareProcessNamespace is true/);
     const ownToken = spec();
     (ownToken['volumes'] as JsonObject[]).push({ name: 'kube-api-access-x', projected: { sources: [{ configMap: { name: 'c' } }, { serviceAccountToken: { path: 't' } }] } });
-    expect(tokenConfinementProblem(ownToken, isAgent)).toBe("volume kube-api-access-x projects a ServiceAccount token besides the agent's");
+    expect(tokenConfinementProblem(ownToken, isAgent)).toBe("volume kube-api-access-x projects a ServiceAccount token besides the agent's token");
+    // A pod certificate of a built-in signer may authenticate to the API server as the ServiceAccount; another signer's is the pod's own business.
+    const certificate = (signerName: string) => {
+      const withCertificate = spec();
+      (withCertificate['volumes'] as JsonObject[]).push({ name: 'certs', projected: { sources: [{ podCertificate: { signerName, keyType: 'ED25519', credentialBundlePath: 'b.pem' } }] } });
+      return tokenConfinementProblem(withCertificate, isAgent);
+    };
+    expect(certificate('kubernetes.io/kube-apiserver-client-pod')).toBe("volume certs projects a pod certificate of built-in signer kubernetes.io/kube-apiserver-client-pod besides the agent's token");
+    expect(certificate('mesh.example.com/workload')).toBeUndefined();
     const initMount = spec({ initContainers: [{ name: 'init', image: 'i:1', volumeMounts: [{ ...AGENT_MOUNT, mountPath: '/t' }] }] });
     expect(tokenConfinementProblem(initMount, isAgent)).toBe("container init mounts outrigger-agent-token, the agent's token volume");
     expect(tokenConfinementProblem(initMount, (name) => name === 'agent' || name === 'init')).toBeUndefined();

@@ -1,4 +1,4 @@
-import { arrayMember, isJsonObject, type JsonObject, type JsonValue, member, objectMember, stringMember } from '@outrigger/admission';
+import { arrayMember, isJsonObject, type JsonObject, member, objectMember, stringMember } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
 import { agentToken } from './agent-token.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
@@ -15,8 +15,11 @@ export const AGENT_TOKEN_SHARED_REASON = 'agent-token-shared';
 export function tokenConfinementProblem(spec: JsonObject, isAgent: (container: string) => boolean): string | undefined {
   if (member(spec, 'automountServiceAccountToken') !== false) return 'spec.automountServiceAccountToken is not false: the pod keeps its own token';
   if (member(spec, 'shareProcessNamespace') === true) return "spec.shareProcessNamespace is true: other containers could read the agent's token";
-  const projecting = (arrayMember(spec, 'volumes') ?? []).find((volume) => isJsonObject(volume) && stringMember(volume, 'name') !== AGENT_TOKEN_VOLUME && projectsToken(volume));
-  if (projecting !== undefined) return `volume ${isJsonObject(projecting) ? String(stringMember(projecting, 'name')) : ''} projects a ServiceAccount token besides the agent's`;
+  for (const volume of arrayMember(spec, 'volumes') ?? []) {
+    if (!isJsonObject(volume) || stringMember(volume, 'name') === AGENT_TOKEN_VOLUME) continue;
+    const credential = projectedCredential(volume);
+    if (credential !== undefined) return `volume ${String(stringMember(volume, 'name'))} projects ${credential} besides the agent's token`;
+  }
   for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
     for (const container of arrayMember(spec, list) ?? []) {
       if (!isJsonObject(container)) continue;
@@ -31,9 +34,20 @@ export function tokenConfinementProblem(spec: JsonObject, isAgent: (container: s
   return undefined;
 }
 
-function projectsToken(volume: JsonObject): boolean {
+/**
+ * What in a projected volume could authenticate as the pod's ServiceAccount: a token, or a pod
+ * certificate from a built-in (`kubernetes.io/`) signer, which the API server may accept for it.
+ */
+function projectedCredential(volume: JsonObject): string | undefined {
   const projected = objectMember(volume, 'projected');
-  return (projected ? (arrayMember(projected, 'sources') ?? []) : []).some((source: JsonValue) => isJsonObject(source) && member(source, 'serviceAccountToken') !== undefined);
+  for (const source of projected ? (arrayMember(projected, 'sources') ?? []) : []) {
+    if (!isJsonObject(source)) continue;
+    if (member(source, 'serviceAccountToken') !== undefined) return 'a ServiceAccount token';
+    const certificate = objectMember(source, 'podCertificate');
+    const signer = certificate ? (stringMember(certificate, 'signerName') ?? '') : undefined;
+    if (signer !== undefined && signer.startsWith('kubernetes.io/')) return `a pod certificate of built-in signer ${signer}`;
+  }
+  return undefined;
 }
 
 /**

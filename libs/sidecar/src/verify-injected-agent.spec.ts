@@ -79,7 +79,7 @@ describe('verifyInjectedAgent', () => {
     expect(problemAfter((pod) => (objectAt(pod, 'spec')['automountServiceAccountToken'] = true))).toBe('spec.automountServiceAccountToken is not false: the pod keeps its own token');
     expect(problemAfter((pod) => (objectAt(pod, 'spec')['shareProcessNamespace'] = true))).toBe("spec.shareProcessNamespace is true: other containers could read the agent's token");
     expect(problemAfter((pod) => arrayAt(pod, 'spec', 'volumes').push({ name: 'mine', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }))).toBe(
-      "volume mine projects a ServiceAccount token besides the agent's",
+      "volume mine projects a ServiceAccount token besides the agent's token",
     );
     expect(problemAfter((pod) => (item(arrayAt(pod, 'spec', 'containers'), 0)['volumeMounts'] = [{ name: 'outrigger-agent-token', mountPath: '/t' }]))).toBe(
       "container orders mounts outrigger-agent-token, the agent's token volume",

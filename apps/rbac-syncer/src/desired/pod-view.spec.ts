@@ -66,6 +66,10 @@ describe('projectPod', () => {
     // A container field newer than the protobuf schema is read as such a mark (libs/kube protobuf-schema.ts): never bound.
     const unreadField = edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['(protobuf field 99)'] = true)));
     expect(bound(unreadField)).toEqual([]);
+    // A debug container added later that targets the agent (kubectl debug --target) shares its files, the token among them.
+    const debugged = edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'debugger', image: 'busybox', targetContainerName: 'xxl-agent' }]));
+    expect(bound(debugged)).toEqual([]);
+    expect(bound(edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'debugger', image: 'busybox', targetContainerName: 'app' }])))).toEqual(['xxl-job']);
   });
 
   it('drops pods that opted out, are finished or have invalid annotations', () => {
