@@ -92,4 +92,4 @@ export {
   QUALIFIED_NAME_PART_MAX,
   QUANTITY,
 } from './k8s-names.js';
-export { type ParsedQuantity, parseQuantity } from './quantity.js';
+export { BINARY_SUFFIXES, DECIMAL_SUFFIXES, type ParsedQuantity, parseQuantity } from './quantity.js';

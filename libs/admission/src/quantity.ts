@@ -10,8 +10,10 @@ export interface ParsedQuantity {
   readonly exponentForm: boolean;
 }
 
-const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
-const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+/** By power of 1024: '' is 1, 'Ki' 1024 … */
+export const BINARY_SUFFIXES: readonly string[] = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+/** By suffix, its power of ten. */
+export const DECIMAL_SUFFIXES: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 /**
  * Bounds on significant digits and on the exponent: far beyond any real resource, and they keep
  * the big-integer arithmetic of every caller cheap whatever a pod's annotation or field says.

@@ -1,7 +1,6 @@
-import { parseQuantity } from '@outrigger/admission';
+import { BINARY_SUFFIXES, DECIMAL_SUFFIXES, parseQuantity } from '@outrigger/admission';
 
-const BINARY_SUFFIXES = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
-const DECIMAL_NAMES = new Map<number, string>([[-9, 'n'], [-6, 'u'], [-3, 'm'], [0, ''], [3, 'k'], [6, 'M'], [9, 'G'], [12, 'T'], [15, 'P'], [18, 'E']]);
+const DECIMAL_NAMES = new Map(Object.entries(DECIMAL_SUFFIXES).map(([suffix, exponent]) => [exponent, suffix]));
 
 /**
  * A quantity of a resource list as the API server stores it (Go's resource.Quantity.String() after

@@ -58,13 +58,15 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
   const profiles = options.profiles.map((profile) => agentVariants(profile).stable);
   const agentNames = new Set(profiles.map((profile) => profile.container.name));
   const protectedNamespaces = new Set<string>(options.protectedNamespaces ?? SYSTEM_NAMESPACES);
+  // Any opt-in annotation, valid or not: whether the pod's author asked for an agent.
+  const asksForAgent = (annotations: PodAnnotations) => annotations.values.has(INJECT_ANNOTATION) || profiles.some((p) => annotations.values.has(enableAnnotation(p)));
   return {
     name: SIDECAR_EXTENSION_NAME,
     ownedPaths: sidecarOwnedPaths(profiles),
     claims(pod, ctx) {
       if (protectedNamespaces.has(ctx.namespace)) return undefined;
       const annotations = podAnnotations(pod);
-      if (annotations.values.has(INJECT_ANNOTATION) || profiles.some((p) => annotations.values.has(enableAnnotation(p)))) return 'opts into an agent';
+      if (asksForAgent(annotations)) return 'opts into an agent';
       if (profiles.some((p) => annotations.values.has(statusAnnotation(p)))) return 'carries an agent status annotation';
       const containers = [...containerNames(pod, 'containers'), ...containerNames(pod, 'initContainers')];
       return containers.some((name) => agentNames.has(name)) ? 'carries a container named like an agent' : undefined;
@@ -72,7 +74,7 @@ export function sidecarExtension(options: SidecarExtensionOptions): Extension {
     mutate(pod, ctx) {
       const annotations = podAnnotations(pod);
       if (protectedNamespaces.has(ctx.namespace)) {
-        const asked = annotations.values.has(INJECT_ANNOTATION) || profiles.some((p) => annotations.values.has(enableAnnotation(p)));
+        const asked = asksForAgent(annotations);
         const warning = `namespace ${ctx.namespace} is protected: outrigger never injects sidecars there`;
         return skipped(SKIP_REASONS.protectedNamespace, asked ? [warning] : []);
       }
