@@ -6,6 +6,7 @@ import { buildMutatingWebhookConfiguration, encodeCaBundle, INJECTION_LABEL_KEY,
 import { createTestNamespace, kubeConfigFrom, poll, repoRoot } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { reviewsAnswered } from './injector-metrics.js';
 import { type RunningInjector, startInjector } from './injector-process.js';
 import { registerWebhook, unregisterWebhook, type WebhookProbe } from './webhook-registration.js';
 
@@ -63,12 +64,6 @@ async function createError(namespace: string, body: V1Pod, dryRun?: 'All'): Prom
   }
 }
 
-/** Reviews the injector has answered, all outcomes together. */
-async function admissionRequests(): Promise<number> {
-  const { body } = await get('/metrics');
-  return [...body.matchAll(/^outrigger_injector_admission_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-}
-
 const mounts = (c: V1Container | undefined) => (c?.volumeMounts ?? []).map((m) => `${m.name}:${m.mountPath}:${m.readOnly === true ? 'ro' : 'rw'}`);
 
 beforeAll(async () => {
@@ -98,10 +93,10 @@ afterAll(async () => {
 describe('the agent alone holds the ServiceAccount token', () => {
   it('agentOnly: the application containers mount no token, the agent its own projected one, read-only; one webhook call per create', async () => {
     const namespace = await createTestNamespace(kc, 'confine-token', enabled);
-    const before = await admissionRequests();
+    const before = await reviewsAnswered(injector.baseUrl, injector.ca);
     const created = await core.createNamespacedPod({ namespace, body: pod('alone', { 'outrigger.dev/inject': 'confined' }) });
     // The ServiceAccount plugin runs again after the webhook's patch: with automount off it mounts nothing, so no second call.
-    expect(await admissionRequests()).toBe(before + 1);
+    expect(await reviewsAnswered(injector.baseUrl, injector.ca)).toBe(before + 1);
     expect(created.spec?.automountServiceAccountToken).toBe(false);
     const [app, agent] = created.spec?.containers ?? [];
     expect(mounts(app)).toEqual([]);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { createTestNamespace, DEPLOY_DIR, kubeConfigFrom, poll, repoRoot, suiteK
 import { FORGED_AGENT_POLICY_FILE, forgedAgentBinding, forgedAgentPolicy } from '@outrigger/install';
 import { classifyApiError } from '@outrigger/kube';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { reviewsAnswered } from './injector-metrics.js';
 import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
 // The webhook's `marked-pods` match condition on a real kube-apiserver, with the shipped
@@ -34,23 +34,9 @@ function pod(annotations: Record<string, string>, containers: V1Container[] = [A
   return { metadata: { generateName: 'p-', annotations }, spec: { containers, ...(initContainers ? { initContainers } : {}) } };
 }
 
-/** Reviews the injector has answered, all outcomes together. */
-async function admissionRequests(): Promise<number> {
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(`${injectorUrl}/metrics`, { ca: injectorCa }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-  return [...text.matchAll(/^outrigger_injector_admission_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-}
-
 /** Creates the pod; its outcome (stored containers, or the refusal) and how many reviews the injector answered meanwhile. */
 async function create(namespace: string, body: V1Pod): Promise<{ calls: number; containers?: string[]; refused?: string }> {
-  const before = await admissionRequests();
+  const before = await reviewsAnswered(injectorUrl, injectorCa);
   let outcome: { containers?: string[]; refused?: string };
   try {
     const created = await core.createNamespacedPod({ namespace, body });
@@ -58,7 +44,7 @@ async function create(namespace: string, body: V1Pod): Promise<{ calls: number; 
   } catch (error) {
     outcome = { refused: classifyApiError(error).message };
   }
-  return { calls: (await admissionRequests()) - before, ...outcome };
+  return { calls: (await reviewsAnswered(injectorUrl, injectorCa)) - before, ...outcome };
 }
 
 const POLICY_FILE = join(repoRoot(), FORGED_AGENT_POLICY_FILE);

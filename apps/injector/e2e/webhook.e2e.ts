@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { classifyApiError } from '@outrigger/kube';
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { reviewsAnswered } from './injector-metrics.js';
 import { startWebhookInjector, type WebhookInjector } from './webhook-injector.js';
 
 const cp = inject('controlPlane');
@@ -122,9 +122,9 @@ describe('injector registered with a real kube-apiserver', () => {
 
   it('is called once per pod create: the reference profile (agentOnly) turns the pod\'s token off, so the ServiceAccount plugin mounts nothing on reinvocation', async () => {
     const namespace = await createTestNamespace(kc, 'once', enabled);
-    const before = await admissionRequests();
+    const before = await reviewsAnswered(injectorUrl, injectorCa);
     const created = await core.createNamespacedPod({ namespace, body: pod(optedIn, 'once') });
-    expect(await admissionRequests()).toBe(before + 1);
+    expect(await reviewsAnswered(injectorUrl, injectorCa)).toBe(before + 1);
     const [app, agent] = created.spec?.containers ?? [];
     expect(created.spec?.automountServiceAccountToken).toBe(false);
     expect(app?.volumeMounts ?? []).toEqual([]);
@@ -142,17 +142,3 @@ describe('injector registered with a real kube-apiserver', () => {
     expect(refused).toContain(`the agent is ${REFERENCE.container.image} in containers`);
   });
 });
-
-/** Reviews the injector has answered, all outcomes together. */
-async function admissionRequests(): Promise<number> {
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(`${injectorUrl}/metrics`, { ca: injectorCa }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-  return [...text.matchAll(/^outrigger_injector_admission_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-}

@@ -49,9 +49,9 @@ export function statusTurnedAutomountOff(value: string): boolean {
 /**
  * Whether a pod carries a profile's agent as the injector writes it: `absent` (neither the status
  * annotation nor a container with the agent's name), `injected` (the status annotation names the
- * profile and the agent's container has its name and image repository in the list the profile
- * injects into), or `forged` (anything else, with the reason). `injected` is the shape only:
- * verifyInjectedAgent says whether the agent is exactly the injector's, which binding requires.
+ * profile and a container has the agent's name), or `forged` (anything else, with the reason).
+ * `injected` is the shape only: verifyInjectedAgent says whether the agent is exactly the
+ * injector's, which binding requires.
  */
 export type AgentPresence = { readonly kind: 'absent' } | { readonly kind: 'injected' } | { readonly kind: 'forged'; readonly problem: string };
 
@@ -65,15 +65,16 @@ export function agentPresence(pod: JsonObject, annotations: PodAnnotations, prof
   if (!hasStatus && !container) return { kind: 'absent' };
   const forged = (problem: string): AgentPresence => ({ kind: 'forged', problem: `profile ${profile.name}: ${problem}` });
   if (!container) return forged(`annotation ${key} is set but the pod has no ${name} container; only the injector writes it (remove the annotation)`);
+  // With the injector's status, whatever differs (even the image or the list) is judged against the rendering.
+  if (status !== undefined && statusProfile(status) === profile.name) return { kind: 'injected' };
+  if (hasStatus) return forged(`annotation ${key} was not written by the injector (remove it)`);
   const image = stringMember(container.value, 'image') ?? '';
   if (container.list !== list || imageRepository(image) !== imageRepository(profile.container.image)) {
     return forged(
       `container ${name} has the name of the profile's agent but is not it (image ${JSON.stringify(image)} in ${container.list}; the agent is ${profile.container.image} in ${list}); rename the container`,
     );
   }
-  if (!hasStatus) return forged(`the pod brings its own ${name} container; the injector adds the agent (remove the container)`);
-  if (status === undefined || statusProfile(status) !== profile.name) return forged(`annotation ${key} was not written by the injector (remove it)`);
-  return { kind: 'injected' };
+  return forged(`the pod brings its own ${name} container; the injector adds the agent (remove the container)`);
 }
 
 /** The image without tag or digest: an upgraded profile still recognises the agents of running pods. */

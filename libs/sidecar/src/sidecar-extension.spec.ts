@@ -385,7 +385,7 @@ describe('pods that are left alone', () => {
     const { code, message, decision } = denial(run(review));
     expect({ code, decision }).toEqual({ code: 422, decision: 'denied:forged-agent' });
     expect(message).toBe(
-      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (volume outrigger-agent-token is not what the injector writes); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger\'s changed the agent: keep container xxl-agent out of its reach)',
+      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (volume outrigger-agent-token is not what the injector writes); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger\'s changed the agent: keep container xxl-agent out of its reach, or give the profile the value it sets)',
     );
     const containerOnly = loadReview('v1-pod-no-annotations');
     arrayAt(requestObject(containerOnly), 'spec', 'containers').push({ name: 'xxl-agent', image: 'ghcr.io/outrigger/xxl-agent:0.1.0' });
@@ -396,8 +396,12 @@ describe('pods that are left alone', () => {
     const older = loadReview('v1-pod-already-injected');
     objectAt(arrayAt(requestObject(older), 'spec', 'containers')[2] as JsonObject)['image'] = 'ghcr.io/outrigger/xxl-agent:0.9.0';
     expect(denial(run(older)).message).toBe(
-      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (container xxl-agent: image is not what the injector renders); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger\'s changed the agent: keep container xxl-agent out of its reach)',
+      'profile xxl-job: the pod carries annotation xxl-agent/status and a xxl-agent container that is not the injector\'s (container xxl-agent: image is not what the injector renders); remove both and opt in with xxl-agent/enable: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger\'s changed the agent: keep container xxl-agent out of its reach, or give the profile the value it sets)',
     );
+    // A registry mirror's webhook, called after ours, moved the agent to another repository.
+    const mirrored = loadReview('v1-pod-already-injected');
+    objectAt(arrayAt(requestObject(mirrored), 'spec', 'containers')[2] as JsonObject)['image'] = 'mirror.example/outrigger/xxl-agent:0.1.0';
+    expect(denial(run(mirrored)).message).toContain("a xxl-agent container that is not the injector's (container xxl-agent: image is not what the injector renders)");
     const notOptedIn = withAnnotations(loadReview('v1-pod-already-injected'), { 'xxl-agent/enable': null });
     expect(run(notOptedIn).decision).toBe('skipped:not-opted-in');
   });

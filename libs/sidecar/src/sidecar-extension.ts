@@ -127,7 +127,7 @@ function exactPresence(pod: JsonObject, annotations: PodAnnotations, profile: Ag
   if (presence.kind !== 'injected') return presence;
   const verdict = verifyInjectedAgent(pod, profile);
   if (verdict.ok) return presence;
-  const problem = `profile ${profile.name}: the pod carries annotation ${statusAnnotation(profile)} and a ${profile.container.name} container that is not the injector's (${verdict.problem}); remove both and opt in with ${enableAnnotation(profile)}: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger's changed the agent: keep container ${profile.container.name} out of its reach)`;
+  const problem = `profile ${profile.name}: the pod carries annotation ${statusAnnotation(profile)} and a ${profile.container.name} container that is not the injector's (${verdict.problem}); remove both and opt in with ${enableAnnotation(profile)}: "true" so that the injector adds the agent (if nobody wrote them, a mutating webhook called after Outrigger's changed the agent: keep container ${profile.container.name} out of its reach, or give the profile the value it sets)`;
   return { kind: 'forged', problem };
 }
 
