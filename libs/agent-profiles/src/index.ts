@@ -53,7 +53,7 @@ export {
   agentProfileCrd,
   agentProfileCrdYaml,
 } from './agent-profile-crd.js';
-export { profileHash } from './profile-hash.js';
+export { PROFILE_HASH_PATTERN, profileHash } from './profile-hash.js';
 export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js';
 
 export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';

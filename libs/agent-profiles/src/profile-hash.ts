@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '@outrigger/admission';
 import type { AgentProfile } from './profile-schema.js';
 
+/** What profileHash gives; anything else in a pod's status annotation was not written by the injector. */
+export const PROFILE_HASH_PATTERN = /^[0-9a-f]{16}$/;
+
 /**
  * A short, stable fingerprint of a profile: sha256 over canonical JSON (sorted keys), first 16
  * hex digits. Key order in the profiles file never changes it; any value does.

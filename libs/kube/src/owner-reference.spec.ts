@@ -17,4 +17,13 @@ describe('controllerOf', () => {
     expect(controllerOf({ metadata: { ownerReferences: [{ ...rs, uid: 7, controller: true }] } })).toBeUndefined();
     expect(controllerOf(undefined)).toBeUndefined();
   });
+
+  it('is undefined for a controller that could name no object: what an object\'s author writes is kept only within the API\'s own bounds', () => {
+    const controller = (change: Partial<Record<'apiVersion' | 'kind' | 'name' | 'uid', string>>) => controllerOf({ metadata: { ownerReferences: [{ ...rs, ...change, controller: true }] } });
+    expect(controller({ apiVersion: 'v1', kind: 'Pod', uid: '0b6d1e7c-5d0f-4c5e-9f7a-1c2d3e4f5a6b' })).toBeDefined();
+    expect(controller({ apiVersion: 'batch.tutorial.kubebuilder.io/v1', kind: 'CronJob' })).toBeDefined();
+    for (const change of <Partial<Record<'apiVersion' | 'kind' | 'name' | 'uid', string>>[]>[{ name: 'x'.repeat(254) }, { name: 'a/b' }, { name: '..' }, { name: '' }, { uid: 'u'.repeat(129) }, { uid: 'u 1' }, { kind: 'Replica Set' }, { kind: 'K'.repeat(64) }, { apiVersion: 'apps/' }, { apiVersion: `${'g'.repeat(300)}/v1` }, { name: 'n'.repeat(1_000_000) }]) {
+      expect(controller(change), JSON.stringify(change).slice(0, 80)).toBeUndefined();
+    }
+  });
 });

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+
 interface Held<P> {
   readonly value: P;
   readonly hash: number;
@@ -15,7 +17,11 @@ export class SharedInstances<P> {
   /** The held instances by identity: holding or releasing one needs no key. */
   private instances = new WeakMap<object, Held<P>>();
 
-  constructor(private readonly keyOf: (value: P) => string) {}
+  /** `seed`: random unless given, so that keys partly chosen by tenants cannot be made to collide by design. */
+  constructor(
+    private readonly keyOf: (value: P) => string,
+    private readonly seed: number = randomInt(2 ** 32),
+  ) {}
 
   /** The instance equal to `value` (`value` itself when none is held), held once more. */
   hold(value: P): P {
@@ -25,7 +31,7 @@ export class SharedInstances<P> {
       return value;
     }
     const key = this.keyOf(value);
-    const hash = hashString(key);
+    const hash = hashString(key, this.seed);
     const bucket = this.buckets.get(hash);
     const held = bucket?.find((h) => this.keyOf(h.value) === key);
     if (held) {
@@ -45,7 +51,7 @@ export class SharedInstances<P> {
     let held = this.instanceOf(value);
     if (!held) {
       const key = this.keyOf(value);
-      held = this.buckets.get(hashString(key))?.find((h) => this.keyOf(h.value) === key);
+      held = this.buckets.get(hashString(key, this.seed))?.find((h) => this.keyOf(h.value) === key);
     }
     if (!held || --held.refs > 0) return;
     const bucket = this.buckets.get(held.hash) ?? [];
@@ -68,9 +74,11 @@ export class SharedInstances<P> {
   }
 }
 
-/** FNV-1a over UTF-16 code units: fast and well spread for names. */
-export function hashString(text: string): number {
-  let hash = 0x811c9dc5;
+export const FNV_OFFSET_BASIS = 0x811c9dc5;
+
+/** FNV-1a over UTF-16 code units, from `seed`: fast and well spread for names. */
+export function hashString(text: string, seed: number = FNV_OFFSET_BASIS): number {
+  let hash = seed;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }

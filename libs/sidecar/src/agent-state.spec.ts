@@ -59,8 +59,10 @@ describe('agentState', () => {
 
 describe('statusHash', () => {
   it('reads the hash, and nothing from values the injector never writes', () => {
-    expect(statusHash('{"profile":"p","hash":"abc","version":"1"}')).toBe('abc');
+    expect(statusHash('{"profile":"p","hash":"0123456789abcdef","version":"1"}')).toBe('0123456789abcdef');
     for (const value of [undefined, '', 'not json', '[]', '{"hash":1}']) expect(statusHash(value)).toBeUndefined();
+    // The pod's author writes the annotation: a hash of any other form (another profile's revision name, a megabyte, a space) names nothing.
+    for (const hash of ['abc', 'job-0123456789abcdef', '0123456789ABCDEF', 'x victim-ns', 'f'.repeat(300_000)]) expect(statusHash(JSON.stringify({ profile: 'p', hash }))).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
-import { type AgentProfile, agentVariants } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentVariants, PROFILE_HASH_PATTERN } from '@outrigger/agent-profiles';
 import type { RevisionLookup } from './agent-revision.js';
 import { statusAnnotation } from './injection-status.js';
 import { podAnnotations } from './pod-annotations.js';
@@ -40,11 +40,12 @@ export function agentIsBindable(state: AgentState): boolean {
   return state.state === 'current' || (state.state === 'outdated' && state.verified);
 }
 
-/** The spec hash the injection status names (`{profile, hash, version}`). */
+/** The spec hash the injection status names (`{profile, hash, version}`), if it has profileHash's form: the annotation is the pod author's to write. */
 export function statusHash(status: string | undefined): string | undefined {
   try {
     const parsed: unknown = status === undefined ? undefined : JSON.parse(status);
-    return isJsonObject(parsed) && typeof parsed['hash'] === 'string' ? parsed['hash'] : undefined;
+    const hash = isJsonObject(parsed) ? parsed['hash'] : undefined;
+    return typeof hash === 'string' && PROFILE_HASH_PATTERN.test(hash) ? hash : undefined;
   } catch {
     return undefined;
   }

@@ -127,7 +127,9 @@ export class SyncerView {
 
   /** The agent spec pods of `profile` injected from the spec of `hash` were rendered from, if stored. */
   revisionSpec(profile: string, hash: string): AgentProfile | undefined {
-    return this.stores.revisions.get(`${this.stores.revisionNamespace}/${agentRevisionName(profile, hash)}`)?.profile;
+    const stored = this.stores.revisions.get(`${this.stores.revisionNamespace}/${agentRevisionName(profile, hash)}`);
+    // Names join profile and hash: profile `a` with hash `b-<hash>` would name profile `a-b`'s revision.
+    return stored?.profile.name === profile && stored.hash === hash ? stored.profile : undefined;
   }
 
   /** The conditions AgentProfile `name` carries; undefined when there is no such object (profiles from a file). */

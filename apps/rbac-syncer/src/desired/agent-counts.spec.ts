@@ -47,4 +47,11 @@ describe('agentCounts', () => {
     expect({ current: counts.current, outdated: counts.outdated, missing: counts.missing }).toEqual({ current: 0, outdated: 0, missing: 1 });
     expect(agentCountEntries(view({ deleting: true }))).toEqual([]);
   });
+
+  it('reads back exactly what it filed, whatever characters an owner\'s name holds: a pod is never counted in another namespace', () => {
+    const spaced = { ...rs, name: 'web x victim-ns' };
+    const counts = agentCounts(index([view({ namespace: 'unlabelled', agents: [{ profile: 'xxl-job', state: 'missing' }], owner: spaced })]), 'xxl-job', (ns) => ns !== 'unlabelled');
+    expect({ missing: counts.missing, owners: counts.missingOwners }).toEqual({ missing: 0, owners: [] });
+    expect(agentCounts(index([view({ agents: [{ profile: 'xxl-job', state: 'missing' }], owner: spaced })]), 'xxl-job', () => true).missingOwners).toEqual([{ namespace: 'shop', owner: spaced, pods: 1 }]);
+  });
 });

@@ -11,6 +11,10 @@ const MISSING = '#missing';
 const group = (kind: typeof AGENTS | typeof MISSING, profile: string) => `${kind} ${profile}`;
 /** In place of the state `current`, for a current agent of the staged change. */
 const CANARY = 'canary';
+/** A counted pod's key: what it runs, the hash of an outdated agent's spec ("" when none), its namespace. */
+type CountedKey = [AgentStateName | typeof CANARY, string, string];
+/** A pod without its agent: its namespace and its controller (none for a bare pod). */
+type MissingKey = [string, ControllerRef?];
 
 /** Live opted-in pods of one profile by what they run, in the namespaces that take part. */
 export interface AgentCounts {
@@ -36,10 +40,10 @@ export interface MissingOwner {
 export function agentCountEntries(view: PodView): IndexEntry[] {
   if (view.deleting) return [];
   return view.agents.flatMap((agent): IndexEntry[] => {
-    const counted: IndexEntry = [group(AGENTS, agent.profile), [agent.canary ? CANARY : agent.state, agent.hash ?? '-', view.namespace].join(' ')];
+    const counted: IndexEntry = [group(AGENTS, agent.profile), JSON.stringify([agent.canary ? CANARY : agent.state, agent.hash ?? '', view.namespace] satisfies CountedKey)];
     if (agent.state !== 'missing') return [counted];
-    const { apiVersion, kind, name, uid } = view.owner ?? { apiVersion: '-', kind: '-', name: '-', uid: '-' };
-    return [counted, [group(MISSING, agent.profile), [view.namespace, apiVersion, kind, name, uid].join(' ')]];
+    const missing: MissingKey = view.owner ? [view.namespace, view.owner] : [view.namespace];
+    return [counted, [group(MISSING, agent.profile), JSON.stringify(missing)]];
   });
 }
 
@@ -50,18 +54,17 @@ export function agentCounts(index: (group: string) => Iterable<[string, number]>
   const outdatedByHash = new Map<string, number>();
   const missingOwners: MissingOwner[] = [];
   for (const [key, pods] of index(group(AGENTS, profile))) {
-    const [stateOrCanary, hash, namespace] = key.split(' ') as [AgentStateName | typeof CANARY, string, string];
+    const [stateOrCanary, hash, namespace] = JSON.parse(key) as CountedKey;
     if (!counts(namespace)) continue;
     const state = stateOrCanary === CANARY ? 'current' : stateOrCanary;
     if (stateOrCanary === CANARY) canary += pods;
     byState[state] += pods;
-    const spec = hash === '-' ? '' : hash;
-    if (state === 'outdated') outdatedByHash.set(spec, (outdatedByHash.get(spec) ?? 0) + pods);
+    if (state === 'outdated') outdatedByHash.set(hash, (outdatedByHash.get(hash) ?? 0) + pods);
   }
   for (const [key, pods] of index(group(MISSING, profile))) {
-    const [namespace = '', apiVersion = '-', kind = '', name = '', uid = ''] = key.split(' ');
+    const [namespace, owner] = JSON.parse(key) as MissingKey;
     if (!counts(namespace)) continue;
-    missingOwners.push({ namespace, owner: apiVersion === '-' ? undefined : { apiVersion, kind, name, uid }, pods });
+    missingOwners.push({ namespace, owner, pods });
   }
   return { ...byState, canary, outdatedByHash, missingOwners };
 }

@@ -86,6 +86,25 @@ describe('projectPod', () => {
     expect(projectPod(edit(injected(), (p) => ((p.metadata as JsonObject)['ownerReferences'] = [owner])), profiles)?.owner).toBeUndefined();
   });
 
+  it('keeps no more of a pod than names and hashes of the sizes the API allows, whatever its author wrote', () => {
+    const huge = 'x'.repeat(1_000_000);
+    const owned = edit(optedIn(), (p) => ((p.metadata as JsonObject)['ownerReferences'] = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: huge, uid: 'u-7', controller: true }]));
+    expect(projectPod(owned, profiles)?.owner).toBeUndefined();
+    const hashed = edit(optedIn(), (p) => (p.metadata.annotations['xxl-agent/status'] = JSON.stringify({ profile: 'xxl-job', hash: huge })));
+    expect(projectPod(hashed, profiles)?.agents).toEqual([{ profile: 'xxl-job', state: 'outdated' }]);
+  });
+
+  it('binds a profile only for its own agent: a status naming another profile\'s revision through the joined name binds nothing', () => {
+    // Profile `xxl` and profile `xxl-job`: revision `xxl-job-<hash>` is also `xxl` with hash `job-<hash>`.
+    const short = { ...XXL_JOB_PROFILE, name: 'xxl', annotationPrefix: 'xxl/', container: { ...XXL_JOB_PROFILE.container, name: 'xxl-short-agent' } };
+    const joinedNames = (name: string, hash: string) => (`${name}-${hash}` === `xxl-job-${profileHash(XXL_JOB_PROFILE)}` ? XXL_JOB_PROFILE : undefined);
+    const borrowed = edit(injected(), (p) => {
+      p.metadata.annotations['xxl/enable'] = 'true';
+      p.metadata.annotations['xxl/status'] = JSON.stringify({ profile: 'xxl', hash: `job-${profileHash(XXL_JOB_PROFILE)}` });
+    });
+    expect(bound(borrowed, [short, XXL_JOB_PROFILE], joinedNames)).toEqual(['xxl-job']);
+  });
+
   it('marks pods being deleted', () => {
     expect(projectPod(edit(injected(), (p) => (p.metadata.deletionTimestamp = '2026-01-01T00:00:00Z')), profiles)?.deleting).toBe(true);
   });
