@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1ClusterRoleBinding, type RbacV1Subject } from '@kubernetes/client-node';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -95,6 +95,33 @@ describe('rbac-syncer with least privilege', () => {
     );
     await expect(claim).rejects.toThrow(/outrigger rbac-syncer confinement:/);
     expect(kubectl(adminConfig, ['get', 'clusterrolebinding', 'someone-elses', '-o', 'name'])).toContain('someone-elses');
+    // Nor may it use what RBAC gives it (escalate on its profiles' roles, bind what it holds) to grant any right.
+    const ours = { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer', 'outrigger.dev/profile': 'xxl-job' };
+    const binding = (name: string, roleRef: string, namespace: string, subjects: RbacV1Subject[]): V1ClusterRoleBinding => ({
+      metadata: { name, labels: { ...ours, 'outrigger.dev/namespace': namespace } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleRef },
+      subjects,
+    });
+    const serviceAccount = (namespace: string, name = 'default'): RbacV1Subject => ({ kind: 'ServiceAccount', name, namespace });
+    const refusal = (write: Promise<unknown>) => write.then(() => 'allowed', (error: unknown) => String((error as { body?: unknown }).body ?? error));
+    const everything = asSyncer.patchClusterRole(
+      { name: 'xxl-agent-exec', dryRun: 'All', body: { rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(await refusal(everything)).toContain('confinement: a profile role holds no wildcard');
+    const aggregated = asSyncer.patchClusterRole(
+      { name: 'xxl-agent-exec', dryRun: 'All', body: { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }] } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect(await refusal(aggregated)).toContain('confinement: a profile role holds no wildcard');
+    const create = (body: V1ClusterRoleBinding) => refusal(asSyncer.createClusterRoleBinding({ body, dryRun: 'All' }));
+    expect(await create(binding('copy.shop', SA_NAME, 'shop', [serviceAccount('shop')]))).toContain(`confinement: a binding names a profile's ClusterRole, never one of cluster-admin`);
+    expect(await create(binding('everyone.shop', 'xxl-agent-exec', 'shop', [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }]))).toContain('confinement: a binding holds only ServiceAccounts of the namespace it is for');
+    expect(await create(binding('self.shop', 'xxl-agent-exec', NAMESPACE, [serviceAccount(NAMESPACE, SA_NAME)]))).toContain('confinement: a binding holds only ServiceAccounts');
+    expect(await create(binding('system.kube-system', 'xxl-agent-exec', 'kube-system', [serviceAccount('kube-system')]))).toContain('confinement: a binding holds only ServiceAccounts');
+    expect(await create(binding('elsewhere.shop', 'xxl-agent-exec', 'shop', [serviceAccount('pay')]))).toContain('confinement: a binding holds only ServiceAccounts');
+    // What the syncer writes passes.
+    expect(await create(binding('xxl-agent-exec.shop', 'xxl-agent-exec', 'shop', [serviceAccount('shop', 'web')]))).toBe('allowed');
     // And it still does its whole job under the policy.
     const ns = await createTestNamespace(admin, 'least-confined', LABELS);
     namespaces.push(ns);
