@@ -190,6 +190,8 @@ describe('deploy/ kustomizations', () => {
       'RoleBinding/outrigger-cert-manager',
       'Service/outrigger-cert-manager-metrics',
       'ServiceAccount/outrigger-cert-manager',
+      'ValidatingAdmissionPolicy/outrigger-cert-manager-confinement',
+      'ValidatingAdmissionPolicyBinding/outrigger-cert-manager-confinement',
     ]);
     expect(jetstack.map(key).filter((k) => /cert-manager/.test(k))).toEqual([]);
     expect(JSON.stringify(jetstack)).not.toMatch(/outrigger-cert-manager|outrigger\.dev\/inject-ca-from/);

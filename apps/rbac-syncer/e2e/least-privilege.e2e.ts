@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1ClusterRoleBinding, type RbacV1Subject } from '@kubernetes/client-node';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
-import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa, writeTokenKubeconfig } from './support.js';
+import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa } from './support.js';
 
 // The syncer as deployed: its own ServiceAccount with only deploy/base/rbac-syncer/rbac.yaml, the
 // built-in reference profile (ClusterRole and ClusterRoleBinding xxl-agent-exec).

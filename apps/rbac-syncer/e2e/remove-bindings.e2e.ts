@@ -3,10 +3,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom, repoRoot, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually, writeTokenKubeconfig } from './support.js';
+import { eventually } from './support.js';
 
 // The Helm chart's pre-delete hook (node remove-bindings.js, built) as the chart runs it: under a
 // ServiceAccount named like the chart's with exactly libs/install's uninstallHookPermissions, the

@@ -7,7 +7,7 @@ import { AuthorizationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type
 import { type AdmissionContext, type JsonObject, mutatePod } from '@outrigger/admission';
 import { type AgentProfile, agentProfileObject, referenceProfile } from '@outrigger/agent-profiles';
 import { sidecarExtension } from '@outrigger/sidecar';
-import { startApp, type ManagedProcess } from '@outrigger/control-plane';
+import { startApp, type ManagedProcess, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { POD_NAME_EXTRA } from '@outrigger/install';
 import { applyObject, loadKubeClient, type KubeObject } from '@outrigger/kube';
 import { inject } from 'vitest';
@@ -58,23 +58,6 @@ export const PAST_ADMISSION = /does not have a host assigned/;
 export function execAs(user: string, namespace: string, pod: string, fromPod?: string): Promise<string> {
   const extra = fromPod === undefined ? [] : [`--as-user-extra=${POD_NAME_EXTRA}=${fromPod}`];
   return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
-}
-
-/**
- * Writes a kubeconfig to `file` that authenticates with a fresh TokenRequest token of `serviceAccount`
- * only (the admin kubeconfig's client certificate would authenticate first), bound to pod `boundTo` if given.
- */
-export async function writeTokenKubeconfig(admin: KubeConfig, file: string, namespace: string, serviceAccount: string, boundTo?: string): Promise<string> {
-  const boundObjectRef = boundTo === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name: boundTo };
-  const spec = { audiences: [], expirationSeconds: 3600, ...(boundObjectRef ? { boundObjectRef } : {}) };
-  const request = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec } });
-  const cluster = admin.getCurrentCluster();
-  const token = request.status?.token;
-  if (!cluster || !token) throw new Error(`no cluster in the admin kubeconfig or no token for ${namespace}/${serviceAccount}`);
-  const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [cluster], users: [{ name: serviceAccount, token }], contexts: [{ name: serviceAccount, cluster: cluster.name, user: serviceAccount }], currentContext: serviceAccount });
-  writeFileSync(file, kc.exportConfig());
-  return file;
 }
 
 /** `kubectl exec` into `target` with a real token of `serviceAccount` (TokenRequest API), bound to pod `boundTo` (a pod of its namespace) or to nothing. */

@@ -4,6 +4,7 @@ export * from './service-permissions.js';
 export * from './exec-guard.js';
 export * from './exec-guard-state.js';
 export * from './syncer-confinement.js';
+export * from './cert-manager-confinement.js';
 export * from './synced-rbac.js';
 export * from './rbac-rules.js';
 export * from './forged-agent-policy.js';

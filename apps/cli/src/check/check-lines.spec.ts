@@ -63,6 +63,7 @@ const healthy: InstallState = {
   execGuard: GUARD,
   namespacedExecGuard: shippedGuard('RoleBinding'),
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
+  certManagerConfinement: { policies: ['outrigger-cert-manager-confinement'], bindings: [{ name: 'outrigger-cert-manager-confinement', actions: ['Deny'] }] },
   forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
   readErrors: [],
@@ -92,6 +93,7 @@ describe('checkLines', () => {
       'exec-guard',
       'exec-guard-namespaced',
       'syncer-confinement',
+      'cert-manager-confinement',
       'forged-agent',
       'agents-missing',
       'agents-outdated',
@@ -111,6 +113,8 @@ describe('checkLines', () => {
     ['the exec guard rewritten to allow everything', { execGuard: guardWith({ validations: [{ expression: 'true' }] }) }, ['exec-guard']],
     ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
     ['the CRD missing', { crd: undefined }, ['crd']],
+    // Jetstack's cert-manager in place of Outrigger's: its confinement is not needed.
+    ['no cert-manager confinement without Outrigger\'s cert-manager', { certManagerConfinement: { policies: [], bindings: [] } }, []],
     [
       'a ServiceAccount missing part of its RBAC',
       { serviceAccess: [{ deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: ['list agentprofiles.outrigger.dev'] }] },
@@ -133,6 +137,12 @@ describe('checkLines', () => {
       { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Warn'] }] } },
       'forged-agent',
       'kubectl replace -f deploy/base/webhook/forged-agent.yaml',
+    ],
+    [
+      "the cert-manager's confinement deleted, with Outrigger's cert-manager installed",
+      { deployments: [...healthy.deployments, { name: 'outrigger-cert-manager', desired: 1, available: 1 }], certManagerConfinement: { policies: [], bindings: [] } },
+      'cert-manager-confinement',
+      'outrigger restore -f deploy/base/cert-manager/cert-manager-confinement.yaml',
     ],
     ['the confinement policy deleted', { syncerConfinement: { policies: [], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] } }, 'syncer-confinement', 'outrigger restore -f deploy/base/rbac-syncer/syncer-confinement.yaml'],
     [

@@ -1,5 +1,5 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
-import { execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import type { AdmissionPolicyView, InstallState } from './install-state.js';
@@ -29,7 +29,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), forgedAgent(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), certManagerConfinement(state), forgedAgent(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -177,6 +177,13 @@ function execGuard(state: InstallState, kind: RbacBindingKind): CheckLine {
 function syncerConfinement({ syncerConfinement: policy }: InstallState): CheckLine {
   const unconfined = "the rbac-syncer's writes of bindings are not confined to its own (its RBAC allows deleting any ClusterRoleBinding)";
   return shippedPolicy('syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
+}
+
+/** The policy without which the cert-manager's patch of the webhook configuration reaches every field; not needed without Outrigger's cert-manager (Jetstack's issues the certificate). */
+function certManagerConfinement({ certManagerConfinement: policy, deployments }: InstallState): CheckLine {
+  if (!deployments.some((d) => d.name === INSTALL_NAMES.certManager)) return pass('cert-manager-confinement', `no Deployment ${INSTALL_NAMES.certManager}: not needed`);
+  const unconfined = "the cert-manager's patch of the webhook configuration is not confined to its caBundles (its RBAC allows changing where the webhook calls and which pods it sees)";
+  return shippedPolicy('cert-manager-confinement', policy, unconfined, CERT_MANAGER_CONFINEMENT_FILE);
 }
 
 /** The policy without which a pod the webhook skips may bring a container named like an agent. */

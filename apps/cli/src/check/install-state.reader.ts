@@ -1,6 +1,6 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
@@ -37,10 +37,11 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   ]);
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
-  const [execGuard, namespacedExecGuard, syncerConfinement, forgedAgent] = await Promise.all([
+  const [execGuard, namespacedExecGuard, syncerConfinement, certManagerConfinement, forgedAgent] = await Promise.all([
     execGuardView(read, execGuardName('ClusterRoleBinding', guardName)),
     execGuardView(read, execGuardName('RoleBinding', guardName)),
     admissionPolicy(read, SYNCER_CONFINEMENT_NAME),
+    admissionPolicy(read, CERT_MANAGER_CONFINEMENT_NAME),
     admissionPolicy(read, FORGED_AGENT_POLICY_NAME),
   ]);
 
@@ -86,6 +87,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     execGuard,
     namespacedExecGuard,
     syncerConfinement,
+    certManagerConfinement,
     forgedAgent,
     agents,
     readErrors,

@@ -28,6 +28,8 @@ export interface InstallState {
   readonly namespacedExecGuard: ExecGuardView;
   /** The policy that confines the rbac-syncer's own writes to its own bindings (deploy/base/rbac-syncer/syncer-confinement.yaml). */
   readonly syncerConfinement: AdmissionPolicyView;
+  /** The policy that keeps the cert-manager's patch of the webhook configuration to its caBundles (deploy/base/cert-manager/cert-manager-confinement.yaml). */
+  readonly certManagerConfinement: AdmissionPolicyView;
   /** The policy refusing agent-named containers in pods the webhook skips (deploy/base/webhook/forged-agent.yaml). */
   readonly forgedAgent: AdmissionPolicyView;
   /** Every live opted-in pod's agent, per workload (what `outrigger agents -A` shows); undefined when it cannot be read (a read error). */
