@@ -83,6 +83,20 @@ describe('webhook mutual TLS (CLIENT_CA_FILE)', () => {
     expect(reply.body).toContain('a client certificate signed by the configured client CA is required');
   });
 
+  it('refuses such a caller before reading its body: headers announcing 8 MiB get the 403 with no byte of it sent', async () => {
+    const reply = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = request(`${injector.baseUrl}/mutate`, { method: 'POST', ca: injector.ca, headers: { 'content-type': 'application/json', 'content-length': String(8 * 1024 * 1024) } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', fail);
+      req.setTimeout(10_000, () => req.destroy(new Error('no answer within 10 s: the injector waited for the body')));
+      req.flushHeaders();
+    });
+    expect(reply.status).toBe(403);
+  });
+
   it('refuses /mutate to a caller whose certificate another CA signed', async () => {
     const otherCa = issueCertificate({ commonName: 'not-the-apiserver-ca', usage: 'ca', lifetimeMs: 3_600_000 });
     const impostor = issueCertificate({ commonName: 'kube-apiserver-webhook-client', usage: 'client', issuer: otherCa, lifetimeMs: 3_600_000 });

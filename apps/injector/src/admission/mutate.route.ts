@@ -32,6 +32,14 @@ export class MutateRoute implements OnModuleInit, BeforeApplicationShutdown {
     void this.adapterHost.httpAdapter.getInstance().register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      // Before the body is read: a caller without the client certificate costs no reading of megabytes.
+      scope.addHook('onRequest', async (request, reply) => {
+        if (this.config.tls.clientCaFile && !(request.raw.socket as TLSSocket).authorized) {
+          refuse(reply, 403, 'Forbidden', 'a client certificate signed by the configured client CA is required');
+          return reply;
+        }
+        return undefined;
+      });
       scope.post('/mutate', (request, reply) => this.mutate(request, reply));
     });
   }
@@ -50,10 +58,6 @@ export class MutateRoute implements OnModuleInit, BeforeApplicationShutdown {
 
   mutate(request: FastifyRequest, reply: FastifyReply): void {
     if (this.draining) void reply.header('connection', 'close');
-    // With a client CA configured, only callers holding a certificate it signed (the API server) may ask.
-    if (this.config.tls.clientCaFile && !(request.raw.socket as TLSSocket).authorized) {
-      return refuse(reply, 403, 'Forbidden', 'a client certificate signed by the configured client CA is required');
-    }
     const result = this.admission.review(request.headers['content-type'], request.body);
     if (!result.ok) return refuse(reply, 400, 'Bad Request', result.error);
     void reply.type('application/json; charset=utf-8').send(JSON.stringify(result.value));
