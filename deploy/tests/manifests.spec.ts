@@ -57,7 +57,7 @@ describe('deploy/ kustomizations', () => {
     expect(objects(path).length).toBeGreaterThan(0);
     for (const object of objects(path)) {
       // Cluster-scoped (kustomize does not know the admission policy kinds and namespaces them anyway; the API server ignores it).
-      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CustomResourceDefinition', 'AgentProfile'].includes(object.kind)) continue;
+      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CustomResourceDefinition', 'AgentProfile', 'PriorityClass'].includes(object.kind)) continue;
       expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe(INSTALL_NAMESPACE);
     }
   });

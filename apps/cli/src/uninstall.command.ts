@@ -54,7 +54,7 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
   const admission = 'admissionregistration.k8s.io/v1';
   const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}` };
   const namespaceRef = { apiVersion: 'v1', kind: 'Namespace', name: namespace };
-  const [webhooks, deployments, syncedRbac, policyBindings, policies, ownCrbs, ownRoles, crd, ns] = await Promise.all([
+  const [webhooks, deployments, syncedRbac, policyBindings, policies, ownCrbs, ownRoles, priorityClasses, crd, ns] = await Promise.all([
     refs(admission, 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', partOf),
     refs('apps/v1', 'Deployment', 'deployments', partOf, namespace),
     findSyncedRbac(kc),
@@ -62,6 +62,7 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
     refs(admission, 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', partOf),
     refs(rbac, 'ClusterRoleBinding', 'clusterrolebindings', partOf),
     refs(rbac, 'ClusterRole', 'clusterroles', partOf),
+    refs('scheduling.k8s.io/v1', 'PriorityClass', 'priorityclasses', partOf),
     readObject(kc, crdRef),
     readObject(kc, namespaceRef),
   ]);
@@ -73,7 +74,7 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
     syncedRbac,
     admissionPolicies: [...policyBindings, ...policies],
     crd: crd ? crdRef : undefined,
-    serviceRbac: [...ownCrbs, ...ownRoles],
+    ownClusterObjects: [...ownCrbs, ...ownRoles, ...priorityClasses],
     installNamespace: ns?.metadata?.labels?.['app.kubernetes.io/part-of'] === 'outrigger' ? namespaceRef : undefined,
   };
 }

@@ -13,7 +13,7 @@ describe('uninstallPlan', () => {
       syncedRbac: [ref('ClusterRoleBinding', 'xxl-agent-exec'), ref('ClusterRole', 'xxl-agent-exec')],
       admissionPolicies: [ref('ValidatingAdmissionPolicyBinding', 'outrigger-agent-exec-guard'), ref('ValidatingAdmissionPolicy', 'outrigger-agent-exec-guard')],
       crd: ref('CustomResourceDefinition', 'agentprofiles.outrigger.dev'),
-      serviceRbac: [ref('ClusterRole', 'outrigger-rbac-syncer')],
+      ownClusterObjects: [ref('ClusterRole', 'outrigger-rbac-syncer'), ref('PriorityClass', 'outrigger-critical')],
       installNamespace: ref('Namespace', 'outrigger-system'),
     };
     const order = uninstallPlan(found).flatMap((step) => (step.kind === 'delete' ? step.objects.map(describeRef) : [`wait ${step.labelSelector}`]));
@@ -27,12 +27,13 @@ describe('uninstallPlan', () => {
       'ValidatingAdmissionPolicy outrigger-agent-exec-guard',
       'CustomResourceDefinition agentprofiles.outrigger.dev',
       'ClusterRole outrigger-rbac-syncer',
+      'PriorityClass outrigger-critical',
       'Namespace outrigger-system',
     ]);
   });
 
   it('is empty when nothing is installed', () => {
-    const none: InstalledObjects = { namespace: 'x', podSelector: 's', webhookConfigurations: [], deployments: [], syncedRbac: [], admissionPolicies: [], crd: undefined, serviceRbac: [], installNamespace: undefined };
+    const none: InstalledObjects = { namespace: 'x', podSelector: 's', webhookConfigurations: [], deployments: [], syncedRbac: [], admissionPolicies: [], crd: undefined, ownClusterObjects: [], installNamespace: undefined };
     expect(uninstallPlan(none)).toEqual([]);
   });
 });

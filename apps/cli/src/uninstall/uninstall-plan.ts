@@ -15,8 +15,8 @@ export interface InstalledObjects {
   readonly syncedRbac: readonly ObjectRef[];
   readonly admissionPolicies: readonly ObjectRef[];
   readonly crd: ObjectRef | undefined;
-  /** The services' own cluster-scoped RBAC, from deploy/. */
-  readonly serviceRbac: readonly ObjectRef[];
+  /** The services' own cluster-scoped objects from deploy/: their RBAC and PriorityClass. */
+  readonly ownClusterObjects: readonly ObjectRef[];
   readonly installNamespace: ObjectRef | undefined;
 }
 
@@ -24,7 +24,7 @@ export interface InstalledObjects {
  * The order that keeps the cluster working at every step: the webhook configuration first (pod
  * creation never waits on a webhook that is going away), then the services (so the rbac-syncer
  * cannot write back what follows), then the agents' bindings and roles, then the exec guard that
- * confined them, then the CRD (its AgentProfiles with it), the services' RBAC and the namespace.
+ * confined them, then the CRD (its AgentProfiles with it), the services' RBAC and PriorityClass, and the namespace.
  */
 export function uninstallPlan(found: InstalledObjects): UninstallStep[] {
   const steps: UninstallStep[] = [
@@ -34,7 +34,7 @@ export function uninstallPlan(found: InstalledObjects): UninstallStep[] {
     { kind: 'delete', why: "the agents' ClusterRoleBindings, RoleBindings and ClusterRoles the rbac-syncer wrote", objects: found.syncedRbac },
     { kind: 'delete', why: 'the exec guard and the other admission policies', objects: found.admissionPolicies },
     { kind: 'delete', why: 'the AgentProfile CRD and every AgentProfile', objects: found.crd ? [found.crd] : [] },
-    { kind: 'delete', why: "the services' own ClusterRoles and bindings", objects: found.serviceRbac },
+    { kind: 'delete', why: "the services' own ClusterRoles, bindings and PriorityClass", objects: found.ownClusterObjects },
     { kind: 'delete', why: 'the install namespace (Secrets, Leases, Services, ServiceAccounts)', objects: found.installNamespace ? [found.installNamespace] : [] },
   ];
   return steps.filter((s) => (s.kind === 'delete' ? s.objects.length > 0 : found.deployments.length > 0));
