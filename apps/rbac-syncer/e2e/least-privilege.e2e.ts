@@ -41,7 +41,7 @@ describe('rbac-syncer with least privilege', () => {
   async function start(name: string): Promise<ManagedProcess> {
     const port = await freePort();
     const child = await startApp('rbac-syncer', {
-      env: { PORT: String(port), KUBECONFIG: kubeconfigPath, PROFILES_FILE: REFERENCE_PROFILE_FILE, POD_NAMESPACE: NAMESPACE, GRACE: '2s', LEASE_DURATION: '3s' },
+      env: { PORT: String(port), KUBECONFIG: kubeconfigPath, PROFILES_FILE: REFERENCE_PROFILE_FILE, POD_NAMESPACE: NAMESPACE, GRACE: '2s', REVOKED_KEEP: '2s', LEASE_DURATION: '3s' },
       readyUrl: `http://127.0.0.1:${port}/readyz`,
       logFile: join(dir, `${name}.log`),
     });

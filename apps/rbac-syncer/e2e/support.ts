@@ -87,6 +87,7 @@ export async function startSyncer(o: SyncerOptions): Promise<ManagedProcess> {
       PROFILES_FILE: o.profilesFile ?? '',
       POD_NAMESPACE: o.namespace,
       GRACE: '2s',
+      REVOKED_KEEP: '2s',
       RESYNC: '30s',
       LEASE_NAME: o.lease,
       LEASE_DURATION: '3s',

@@ -58,7 +58,7 @@ export { REFERENCE_PROFILE_FILE, referenceProfile } from './reference-profile.js
 
 export { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
 export { OVERRIDABLE_RESOURCES, type OverridableResource, quantityValue, type ResourceOverrides } from './resource-overrides.js';
-export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from './synced-rbac-labels.js';
+export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from './synced-rbac-labels.js';
 // A staged agent change: which agent a namespace gets while a profile has a canary
 export { agentFor, agentVariants, type AgentVariants } from './canary.js';
 export { CANARY_FIELDS } from './profile-schema.js';

@@ -5,3 +5,11 @@ export const MANAGED_BY_VALUE = 'outrigger-rbac-syncer';
 export const PROFILE_LABEL = 'outrigger.dev/profile';
 /** Which namespace's ServiceAccounts a ClusterRoleBinding holds: one binding per namespace and profile. */
 export const NAMESPACE_LABEL = 'outrigger.dev/namespace';
+/**
+ * On the syncer's bindings: the ServiceAccounts it removed from the binding a moment ago, as
+ * space-separated `<namespace>/<name>`. The API server authorizes a request before admission sees
+ * it, so an exec authorized just before a removal meets the exec guard after it: the guard judges
+ * these as it judges the subjects, until `REVOKED_UNTIL_ANNOTATION` (epoch ms) has passed.
+ */
+export const REVOKED_ANNOTATION = 'outrigger.dev/revoked';
+export const REVOKED_UNTIL_ANNOTATION = 'outrigger.dev/revoked-until';

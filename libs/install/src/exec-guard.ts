@@ -1,4 +1,4 @@
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, type RbacBindingKind } from '@outrigger/agent-profiles';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, type RbacBindingKind, REVOKED_ANNOTATION } from '@outrigger/agent-profiles';
 import YAML from 'yaml';
 import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
@@ -47,6 +47,11 @@ export function execGuardPolicy(kind: RbacBindingKind = 'ClusterRoleBinding', na
           name: 'boundByOutrigger',
           expression: "has(params.subjects) && params.subjects.exists(s, s.kind == 'ServiceAccount' && s.namespace == variables.callerNamespace && s.name == variables.callerName)",
         },
+        // Removed a moment ago: a request the API server authorized before the removal is judged as before it.
+        {
+          name: 'revokedByOutrigger',
+          expression: `has(params.metadata.annotations) && '${REVOKED_ANNOTATION}' in params.metadata.annotations && params.metadata.annotations['${REVOKED_ANNOTATION}'].split(' ').exists(x, x == variables.callerNamespace + '/' + variables.callerName)`,
+        },
         // Set by the API server for a token bound to a pod (a pod's projected token); empty for any other token.
         {
           name: 'callerPod',
@@ -55,13 +60,13 @@ export function execGuardPolicy(kind: RbacBindingKind = 'ClusterRoleBinding', na
       ],
       validations: [
         {
-          expression: '!variables.boundByOutrigger || request.namespace == variables.callerNamespace',
+          expression: '!(variables.boundByOutrigger || variables.revokedByOutrigger) || request.namespace == variables.callerNamespace',
           reason: 'Forbidden',
           messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },
         // After the namespace rule, so that a request into another namespace is refused for that.
         {
-          expression: "!variables.boundByOutrigger || (variables.callerPod != '' && variables.callerPod == request.name)",
+          expression: "!(variables.boundByOutrigger || variables.revokedByOutrigger) || (variables.callerPod != '' && variables.callerPod == request.name)",
           reason: 'Forbidden',
           messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },

@@ -13,6 +13,12 @@ const schema = z.object({
   PROFILES_FILE: z.string().optional(),
   /** How long a subject stays bound after its last opted-in pod went away. */
   GRACE: envField.duration('60s'),
+  /**
+   * How long a ServiceAccount removed from a binding stays listed on it for the exec guard: longer
+   * than any request spends between its authorization and admission (the webhooks it passes first
+   * time out within 30 s each).
+   */
+  REVOKED_KEEP: envField.duration('5m'),
   /** Every profile is reconciled at least this often, events or not. */
   RESYNC: envField.duration('5m'),
   /** A watch without event or bookmark for this long is restarted. */
@@ -53,6 +59,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     /** Never bound. */
     ownNamespace: env.POD_NAMESPACE,
     graceMs: env.GRACE,
+    revokedKeepMs: env.REVOKED_KEEP,
     kubeconfig: env.KUBECONFIG,
     resyncMs: env.RESYNC,
     lease: leaseSettings(env),

@@ -1,7 +1,7 @@
-import { NAMESPACE_LABEL, type PolicyRule, type RbacBindingKind } from '@outrigger/agent-profiles';
+import { NAMESPACE_LABEL, type PolicyRule, type RbacBindingKind, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 import { objectKey, resourcePath, type KubeObject, type WatchOptions } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL, RBAC_API_VERSION } from '../desired/rbac-objects.js';
-import { normalizeSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
+import { normalizeSubjects, type RevokedSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedRole } from '../plan/observed-profile.js';
 import type { SyncKey } from './sync-key.js';
 
@@ -35,6 +35,7 @@ export function ownBindingsWatch(resource: 'clusterrolebindings' | 'rolebindings
       const subjects = normalizeSubjects(raw.flatMap((s): SaSubject[] => (s.kind === 'ServiceAccount' && s.name && s.namespace ? [{ kind: 'ServiceAccount', name: s.name, namespace: s.namespace }] : [])));
       const asStored = raw.map((s): SaSubject => ({ kind: 'ServiceAccount', name: s.name ?? '', namespace: s.namespace ?? '' }));
       const labels = obj.metadata?.labels ?? {};
+      const revoked = revokedSubjects(obj.metadata?.annotations ?? {});
       return {
         key: objectKey(obj),
         profile: labels[PROFILE_LABEL] ?? '',
@@ -45,6 +46,7 @@ export function ownBindingsWatch(resource: 'clusterrolebindings' | 'rolebindings
           roleRef: stored.roleRef?.name ?? '',
           subjects,
           untidy: raw.some((s) => s.kind !== 'ServiceAccount') || !sameSubjects(subjects, asStored),
+          ...(revoked ? { revoked } : {}),
         },
       };
     },
@@ -55,6 +57,16 @@ export function ownBindingsWatch(resource: 'clusterrolebindings' | 'rolebindings
     ],
     resyncOnList: false,
   };
+}
+
+/** The revoked subjects a binding's annotations list (`<namespace>/<name>`, space-separated), if any and dated. */
+function revokedSubjects(annotations: Record<string, string>): RevokedSubjects | undefined {
+  const untilMs = Number(annotations[REVOKED_UNTIL_ANNOTATION]);
+  const subjects = (annotations[REVOKED_ANNOTATION] ?? '').split(' ').flatMap((entry): SaSubject[] => {
+    const slash = entry.indexOf('/');
+    return slash > 0 && slash < entry.length - 1 ? [{ kind: 'ServiceAccount', namespace: entry.slice(0, slash), name: entry.slice(slash + 1) }] : [];
+  });
+  return subjects.length > 0 && Number.isFinite(untilMs) ? { subjects: normalizeSubjects(subjects), untilMs } : undefined;
 }
 
 /** Every ClusterRole, ours or not, as the planner needs it: whose it is, and (only if ours) its rules. */

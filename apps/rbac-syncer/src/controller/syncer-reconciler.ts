@@ -15,7 +15,7 @@ import { namespaceKey, profileKey, statusKey, type SyncKey } from './sync-key.js
 import type { SyncerView } from './syncer-view.js';
 
 export interface ReconcilerDeps {
-  readonly config: Pick<RbacSyncerConfig, 'graceMs' | 'maxPerNamespace' | 'lease'>;
+  readonly config: Pick<RbacSyncerConfig, 'graceMs' | 'revokedKeepMs' | 'maxPerNamespace' | 'lease'>;
   readonly view: SyncerView;
   readonly permissions: ProfilePermissions;
   readonly executor: PlanExecutor;
@@ -189,6 +189,7 @@ export class SyncerReconciler {
       goneSince: this.states.goneSince(name, namespace),
       nowMs: Date.now(),
       graceMs: config.graceMs,
+      revokedKeepMs: config.revokedKeepMs,
       maxPerNamespace: config.maxPerNamespace,
     };
   }

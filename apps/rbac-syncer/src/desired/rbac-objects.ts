@@ -1,7 +1,7 @@
 import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
-import type { SaSubject } from './subjects.js';
+import { type RevokedSubjects, type SaSubject, subjectKey } from './subjects.js';
 
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL } from '@outrigger/agent-profiles';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 
 export { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL, PROFILE_LABEL };
 export const FIELD_MANAGER = 'outrigger-rbac-syncer';
@@ -19,7 +19,7 @@ export interface ClusterRoleObject {
 export interface BindingObject {
   readonly apiVersion: typeof RBAC_API_VERSION;
   readonly kind: 'ClusterRoleBinding' | 'RoleBinding';
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels: Record<string, string> };
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels: Record<string, string>; readonly annotations?: Record<string, string> };
   readonly roleRef: { readonly apiGroup: 'rbac.authorization.k8s.io'; readonly kind: 'ClusterRole'; readonly name: string };
   readonly subjects: SaSubject[];
 }
@@ -47,28 +47,43 @@ export function desiredClusterRole(profile: string, rbac: ProfileRbac): ClusterR
  * freeze) another's. A ClusterRoleBinding per namespace is named `<binding>.<namespace>` (a
  * namespace is a DNS label, so the last dot separates them) and labelled with the namespace.
  */
-export function bindingIn(profile: string, rbac: ProfileRbac, namespace: string, subjects: readonly SaSubject[]): BindingObject {
+export function bindingIn(profile: string, rbac: ProfileRbac, namespace: string, subjects: readonly SaSubject[], revoked?: RevokedSubjects): BindingObject {
   const clusterWide = rbac.binding.kind === 'ClusterRoleBinding';
   return {
     apiVersion: RBAC_API_VERSION,
     kind: rbac.binding.kind,
     metadata: clusterWide
-      ? { name: `${rbac.binding.name}.${namespace}`, labels: { ...managedLabels(profile), [NAMESPACE_LABEL]: namespace } }
-      : { name: rbac.binding.name, namespace, labels: managedLabels(profile) },
+      ? { name: `${rbac.binding.name}.${namespace}`, labels: { ...managedLabels(profile), [NAMESPACE_LABEL]: namespace }, ...revokedAnnotations(revoked) }
+      : { name: rbac.binding.name, namespace, labels: managedLabels(profile), ...revokedAnnotations(revoked) },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbac.clusterRole },
     subjects: [...subjects],
   };
 }
 
-/** A binding of an earlier version (one ClusterRoleBinding for every namespace), as stored, with `subjects` only. */
-export function earlierBinding(profile: string, binding: { readonly name: string; readonly roleRef: string }, subjects: readonly SaSubject[]): BindingObject {
+/** A binding as the watch shows it (one of an earlier name, kind or version included), with `subjects` and `revoked` in place of its own. */
+export function observedBindingWith(profile: string, binding: StoredBinding, subjects: readonly SaSubject[], revoked?: RevokedSubjects): BindingObject {
+  const labels = { ...managedLabels(profile), ...(binding.kind === 'ClusterRoleBinding' && binding.namespace !== undefined ? { [NAMESPACE_LABEL]: binding.namespace } : {}) };
   return {
     apiVersion: RBAC_API_VERSION,
-    kind: 'ClusterRoleBinding',
-    metadata: { name: binding.name, labels: managedLabels(profile) },
+    kind: binding.kind,
+    metadata: { name: binding.name, ...(binding.kind === 'RoleBinding' ? { namespace: binding.namespace } : {}), labels, ...revokedAnnotations(revoked) },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: binding.roleRef },
     subjects: [...subjects],
   };
+}
+
+/** What names a stored binding of ours: kind, name, the namespace it holds (a RoleBinding's own), its role. */
+export interface StoredBinding {
+  readonly kind: 'ClusterRoleBinding' | 'RoleBinding';
+  readonly name: string;
+  readonly namespace: string | undefined;
+  readonly roleRef: string;
+}
+
+/** The annotations by which the exec guard still judges subjects removed a moment ago (none when there are none). */
+function revokedAnnotations(revoked: RevokedSubjects | undefined): { annotations?: Record<string, string> } {
+  if (!revoked || revoked.subjects.length === 0) return {};
+  return { annotations: { [REVOKED_ANNOTATION]: revoked.subjects.map(subjectKey).join(' '), [REVOKED_UNTIL_ANNOTATION]: String(revoked.untilMs) } };
 }
 
 function cleanRule(rule: PolicyRule): PolicyRule {

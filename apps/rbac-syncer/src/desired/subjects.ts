@@ -5,6 +5,12 @@ export interface SaSubject {
   readonly namespace: string;
 }
 
+/** Subjects a binding lists as revoked a moment ago, and until when (epoch ms) the exec guard judges them. */
+export interface RevokedSubjects {
+  readonly subjects: readonly SaSubject[];
+  readonly untilMs: number;
+}
+
 export function subjectKey(s: { readonly namespace: string; readonly name: string }): string {
   return `${s.namespace}/${s.name}`;
 }

@@ -1,5 +1,5 @@
 import type { AgentProfile, PolicyRule } from '@outrigger/agent-profiles';
-import type { SaSubject } from '../desired/subjects.js';
+import type { RevokedSubjects, SaSubject } from '../desired/subjects.js';
 
 /** A ClusterRole as the syncer's watch of every ClusterRole shows it. */
 export interface ObservedRole {
@@ -20,7 +20,10 @@ export interface ObservedBinding {
   readonly subjects: readonly SaSubject[];
   /** Subjects that are not ServiceAccounts, or out of order or duplicated: the object needs a write even if the set is right. */
   readonly untidy: boolean;
+  /** ServiceAccounts removed from it a moment ago, which the exec guard still judges until `untilMs` (its revoked annotations). */
+  readonly revoked?: RevokedSubjects;
 }
+
 
 /**
  * Everything one profile's plan depends on, read from the stores at one moment: typed, complete,
@@ -48,6 +51,8 @@ export interface ObservedProfile {
   readonly goneSince: ReadonlyMap<string, ReadonlyMap<string, number>>;
   readonly nowMs: number;
   readonly graceMs: number;
+  /** How long a ServiceAccount removed from a binding stays listed on it as revoked, for the exec guard. */
+  readonly revokedKeepMs: number;
   /** At most this many ServiceAccounts are bound per namespace and profile. */
   readonly maxPerNamespace: number;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sameRules } from '../desired/rbac-objects.js';
-import { subjectKey } from '../desired/subjects.js';
+import { type BindingObject, sameRules } from '../desired/rbac-objects.js';
+import { type RevokedSubjects, subjectKey } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
 import { planNamespace, planProfile, type PlanAction } from './plan-profile.js';
 import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
@@ -24,6 +24,11 @@ const bindingArb: fc.Arbitrary<ObservedBinding> = fc.oneof(
   })),
   fc.tuple(fc.constantFrom(...NAMESPACES), namesArb).map(([ns, names]) => ({ ...crb(ns, names), roleRef: 'another-role' })),
   fc.tuple(fc.constantFrom(...NAMESPACES), namesArb).map(([ns, names]) => ({ ...crb(ns, names), untidy: true })),
+  // Listing ServiceAccounts removed a moment ago, still in force or run out.
+  fc.tuple(fc.constantFrom(...NAMESPACES), namesArb, namesArb.filter((n) => n.length > 0), fc.constantFrom(999_000, 1_000_000, 1_001_000)).map(([ns, names, revoked, untilMs]) => ({
+    ...crb(ns, names),
+    revoked: { subjects: revoked.map((n) => sa(ns, n)), untilMs },
+  })),
 );
 const bindingsArb = fc.uniqueArray(bindingArb, { maxLength: 6, selector: (b) => b.name });
 const roleArb = fc.constantFrom(OWN_ROLE, undefined, { ...OWN_ROLE, rules: [] }, { ...OWN_ROLE, ownedBy: undefined }, { ...OWN_ROLE, ownedBy: 'another-profile' });
@@ -60,12 +65,21 @@ function* afterEachAction(o: ObservedProfile, actions: readonly PlanAction[]): G
     if (action.type === 'writeBinding') {
       const { kind, metadata, roleRef, subjects } = action.object;
       const namespace = kind === 'RoleBinding' ? metadata.namespace : metadata.labels['outrigger.dev/namespace'];
-      state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false });
+      const revoked = revokedOf(action.object);
+      state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false, ...(revoked ? { revoked } : {}) });
     }
     if (action.type === 'shrinkBinding') state.set(id(action.binding.kind, action.binding.name, undefined), { ...action.binding, subjects: action.object.subjects, untidy: false });
     if (action.type === 'deleteBinding') state.delete(id(action.binding.kind, action.binding.name, action.binding.namespace));
     yield state;
   }
+}
+
+/** The revoked list a written binding carries, read back as the watch reads it. */
+function revokedOf(object: BindingObject): RevokedSubjects | undefined {
+  const list = object.metadata.annotations?.['outrigger.dev/revoked'];
+  const until = object.metadata.annotations?.['outrigger.dev/revoked-until'];
+  if (!list || !until) return undefined;
+  return { subjects: list.split(' ').map((e) => sa(e.slice(0, e.indexOf('/')), e.slice(e.indexOf('/') + 1))), untilMs: Number(until) };
 }
 
 const boundToOurRole = (bindings: Iterable<ObservedBinding>) => new Set([...bindings].filter((b) => b.roleRef === RBAC.clusterRole).flatMap((b) => b.subjects.map(subjectKey)));
@@ -75,7 +89,8 @@ describe('planProfile invariants', () => {
   it('never binds a role Outrigger does not own, or one whose rules differ from the profile', () => {
     fc.assert(
       fc.property(observedArb, (o) => {
-        for (const w of writes(planProfile(o).actions)) {
+        // A write that empties a binding (its subjects listed as revoked) grants nothing.
+        for (const w of writes(planProfile(o).actions).filter((a) => a.object.subjects.length > 0)) {
           expect(w.object.roleRef.name).toBe(RBAC.clusterRole);
           expect(o.role?.ownedBy).toBe(o.name);
           expect(sameRules(o.role?.rules, RBAC.rules)).toBe(true);
@@ -125,6 +140,35 @@ describe('planProfile invariants', () => {
         for (const state of states) {
           const bound = boundToOurRole(state.values());
           for (const k of kept) expect(bound.has(k)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('lists every ServiceAccount it removes from a binding of a namespace as revoked on it for revokedKeepMs, and deletes such a binding only once it holds and lists no one', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const plan = planProfile(o);
+        if (plan.roleState === 'foreign' || (o.execGuardProblem !== undefined && o.profile)) return; // revoked at once, on purpose (no guard, or a role not ours)
+        const byId = new Map(o.bindings.map((b) => [id(b.kind, b.name, b.namespace), b]));
+        for (const a of plan.actions) {
+          if (a.type === 'writeBinding') {
+            const before = byId.get(id(a.object.kind, a.object.metadata.name, a.object.metadata.namespace));
+            const after = new Set(a.object.subjects.map(subjectKey));
+            const listed = revokedOf(a.object);
+            for (const s of before?.subjects ?? []) {
+              if (after.has(subjectKey(s))) continue;
+              expect(listed?.subjects.map(subjectKey)).toContain(subjectKey(s));
+              expect(listed?.untilMs).toBe(o.nowMs + o.revokedKeepMs);
+            }
+          }
+          if (a.type === 'deleteBinding' && a.binding.namespace !== undefined && a.binding.roleRef === RBAC.clusterRole) {
+            // What it holds or still lists, a binding left after the plan holds or lists: the guard still judges them.
+            const final = [...afterEachAction(o, plan.actions)].at(-1) ?? new Map<string, ObservedBinding>();
+            const judged = new Set([...final.values()].flatMap((b) => [...b.subjects, ...(b.revoked && b.revoked.untilMs > o.nowMs ? b.revoked.subjects : [])].map(subjectKey)));
+            const fresh = a.binding.revoked && a.binding.revoked.untilMs > o.nowMs ? a.binding.revoked.subjects : [];
+            for (const s of [...a.binding.subjects, ...fresh]) expect(judged.has(subjectKey(s)), subjectKey(s)).toBe(true);
+          }
         }
       }),
     );

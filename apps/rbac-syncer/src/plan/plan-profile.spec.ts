@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { planNamespace, planProfile, type PlanAction } from './plan-profile.js';
 import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
 
+const KEEP = observed().revokedKeepMs;
+
 const summary = (actions: readonly PlanAction[]) =>
   actions.map((a) =>
     a.type === 'writeBinding'
@@ -31,7 +33,29 @@ describe('planProfile', () => {
     expect(during.actions).toEqual([]);
     expect(during.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + 50_000);
     const after = planProfile(observed({ bindings: [crb('a', ['default'])], goneSince: new Map([['a', new Map([['a/default', 1_000_000 - 60_000]])]]) }));
-    expect(summary(after.actions)).toEqual(['delete xxl-agent-exec.a']);
+    // Emptied first, the ServiceAccount listed for the exec guard; deleted once that has run out.
+    expect(summary(after.actions)).toEqual(['write xxl-agent-exec.a ']);
+    const emptied = after.actions[0]?.type === 'writeBinding' ? after.actions[0].object : undefined;
+    expect(emptied?.metadata.annotations).toEqual({ 'outrigger.dev/revoked': 'a/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
+    const listed = { ...crb('a', []), revoked: { subjects: [sa('a')], untilMs: 1_000_000 + KEEP } };
+    const meanwhile = planProfile(observed({ bindings: [listed], nowMs: 1_000_000 + KEEP - 1 }));
+    expect(meanwhile.actions).toEqual([]);
+    expect(meanwhile.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
+    expect(summary(planProfile(observed({ bindings: [listed], nowMs: 1_000_000 + KEEP })).actions)).toEqual(['delete xxl-agent-exec.a']);
+  });
+
+  it('lists a ServiceAccount it removes from a binding as revoked, and keeps the others listed until theirs runs out', () => {
+    const earlier = { subjects: [sa('a', 'x')], untilMs: 1_000_000 + 1_000 };
+    const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default', 'y']), revoked: earlier }], goneSince: new Map([['a', new Map([['a/y', 0]])]]) }));
+    const written = plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object : undefined;
+    expect(written?.subjects).toEqual([sa('a')]);
+    expect(written?.metadata.annotations).toEqual({ 'outrigger.dev/revoked': 'a/x a/y', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
+    // Bound again: no longer listed. Run out: the list goes with the next write.
+    const rebound = planProfile(observed({ live: new Map([['a', ['default', 'x']]]), bindings: [{ ...crb('a', ['default']), revoked: earlier }] }));
+    expect(summary(rebound.actions)).toEqual(['write xxl-agent-exec.a default,x']);
+    expect(rebound.actions[0]?.type === 'writeBinding' ? rebound.actions[0].object.metadata.annotations : 'no write').toBeUndefined();
+    const expired = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default']), revoked: earlier }], nowMs: 1_000_000 + 1_000 }));
+    expect(summary(expired.actions)).toEqual(['write xxl-agent-exec.a default']);
   });
 
   it('creates the ClusterRole first and binds nothing until the watch shows it right', () => {
@@ -91,7 +115,7 @@ describe('planProfile', () => {
 
   it('empties the bindings of a profile no longer in force after the grace', () => {
     const plan = planProfile(observed({ profile: undefined, role: undefined, bindings: [crb('a', ['default'])], goneSince: new Map([['a', new Map([['a/default', 0]])]]) }));
-    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ']);
   });
 
   it('replaces a binding whose roleRef is another role (roleRef is immutable)', () => {

@@ -1,6 +1,6 @@
 import { desiredSubjects } from '../desired/desired-subjects.js';
-import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, earlierBinding, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
-import { diffSubjects, normalizeSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
+import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, observedBindingWith, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
+import { diffSubjects, normalizeSubjects, type RevokedSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
 
 /** What the plan does with the profile's ClusterRole, and so whether it may bind. */
@@ -66,7 +66,10 @@ export interface ProfilePlan extends Actions {
  * - a binding is deleted only when the subjects it holds that are still wanted are bound elsewhere (create before empty),
  *   or at once when its grant must stop (a foreign role, no exec guard);
  * - a binding of an earlier version only loses subjects, and keeps none that no namespace binds any more;
- * - planning a namespace alone gives what planning the whole profile gives for it.
+ * - planning a namespace alone gives what planning the whole profile gives for it;
+ * - a ServiceAccount removed from a binding of its namespace stays listed on it as revoked for
+ *   `revokedKeepMs`, and such a binding is deleted only once it holds and lists no one (the exec
+ *   guard judges requests the API server authorized before the removal).
  */
 export function planProfile(o: ObservedProfile): ProfilePlan {
   const rbac = o.profile?.rbac;
@@ -96,7 +99,7 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
     }
     const held = binding.subjects.filter((s) => binds.has(subjectKey(s)));
     if (held.length === binding.subjects.length && !binding.untidy) return [];
-    return [{ type: 'shrinkBinding', binding, object: earlierBinding(o.name, binding, held) }];
+    return [{ type: 'shrinkBinding', binding, object: observedBindingWith(o.name, binding, held) }];
   });
   const writes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'writeBinding'));
   const deletes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'deleteBinding'));
@@ -179,29 +182,56 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const kept = capNamespace(namespace, wanted.subjects, new Set(current.map(subjectKey)), o.maxPerNamespace, removedBecause);
   const overCap = kept.length < wanted.subjects.length ? wanted.subjects.length : undefined;
 
-  const object = rbac && kept.length > 0 ? bindingIn(o.name, rbac, namespace, kept) : undefined;
-  const target = object ? bindingId({ kind: object.kind, name: object.metadata.name, namespace: object.metadata.namespace }) : undefined;
-  const stored = target === undefined ? undefined : [...here, ...legacy].find((b) => bindingId(b) === target);
+  const keptKeys = new Set(kept.map(subjectKey));
+  const shape = rbac ? bindingIn(o.name, rbac, namespace, []) : undefined;
+  const targetId = shape ? bindingId({ kind: shape.kind, name: shape.metadata.name, namespace: shape.metadata.namespace }) : undefined;
+  const stored = targetId === undefined ? undefined : [...here, ...legacy].find((b) => bindingId(b) === targetId);
+  const ownRole = stored !== undefined && stored.roleRef === rbac?.clusterRole;
+  // Those it loses stay listed for the exec guard; while any are, the binding stays, holding no one else.
+  const revoked = ownRole ? revokedAfter(stored, stored.subjects.filter((s) => !keptKeys.has(subjectKey(s))), keptKeys, o) : undefined;
+  const object = rbac && (kept.length > 0 || revoked) ? bindingIn(o.name, rbac, namespace, kept, revoked) : undefined;
+  const target = object ? targetId : undefined;
   const writes: PlanAction[] = [];
   const deletes: PlanAction[] = [];
   if (object && stored && stored.roleRef !== object.roleRef.name) {
     // roleRef is immutable: the old one goes, and the next reconcile creates it anew.
     deletes.push({ type: 'deleteBinding', binding: stored, why: `it refers to ClusterRole ${stored.roleRef}, not ${object.roleRef.name}` });
-  } else if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects))) {
+  } else if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && sameRevoked(stored.revoked, revoked))) {
     writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [] });
   }
 
   // Bound where they belong, as the watch shows it: what a delete may rely on. Subjects over the
   // cap are never bound here, so they wait for nothing.
-  const boundInTarget = new Set(stored && stored.roleRef === rbac?.clusterRole ? stored.subjects.map(subjectKey) : []);
-  const binds = new Set(kept.map(subjectKey));
+  const boundInTarget = new Set(ownRole ? stored.subjects.map(subjectKey) : []);
+  const binds = keptKeys;
   const waiting = new Set([...binds].filter((k) => !boundInTarget.has(k)));
+  const expiries = revoked ? [revoked.untilMs] : [];
   for (const binding of here) {
     if (bindingId(binding) === target) continue;
     if (binding.subjects.some((s) => waiting.has(subjectKey(s)))) continue; // create before empty: its subjects are written elsewhere first
-    deletes.push({ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more' });
+    const left = revokedAfter(binding, binding.subjects.filter((s) => !binds.has(subjectKey(s))), binds, o);
+    if (!left) deletes.push({ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more' });
+    else {
+      expiries.push(left.untilMs);
+      if (binding.subjects.length > 0 || binding.untidy || !sameRevoked(binding.revoked, left)) {
+        writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, [], left), create: false, before: binding.subjects });
+      }
+    }
   }
-  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs: wanted.wakeAtMs, target, waiting, binds };
+  const wakeAtMs = [wanted.wakeAtMs, ...expiries].reduce<number | undefined>((a, b) => (b === undefined ? a : a === undefined ? b : Math.min(a, b)), undefined);
+  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs, target, waiting, binds };
+}
+
+/** What a binding lists as revoked once `removed` leave it: those removed now, for `keepMs`, and those it lists still in force, less any bound again. */
+function revokedAfter(binding: ObservedBinding | undefined, removed: readonly SaSubject[], bound: ReadonlySet<string>, { nowMs, revokedKeepMs }: ObservedProfile): RevokedSubjects | undefined {
+  const earlier = binding?.revoked && binding.revoked.untilMs > nowMs ? binding.revoked : undefined;
+  const subjects = normalizeSubjects([...(earlier?.subjects ?? []), ...removed]).filter((s) => !bound.has(subjectKey(s)));
+  if (subjects.length === 0) return undefined;
+  return { subjects, untilMs: removed.length > 0 ? nowMs + revokedKeepMs : (earlier?.untilMs ?? nowMs) };
+}
+
+function sameRevoked(a: RevokedSubjects | undefined, b: RevokedSubjects | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.untilMs === b.untilMs && sameSubjects(a.subjects, b.subjects);
 }
 
 /** The plan without the profile step's working fields. */

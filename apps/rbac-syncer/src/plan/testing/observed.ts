@@ -29,6 +29,7 @@ export function observed(over: Partial<ObservedProfile> = {}): ObservedProfile {
     goneSince: new Map(),
     nowMs: 1_000_000,
     graceMs: 60_000,
+    revokedKeepMs: 300_000,
     maxPerNamespace: 1_000,
     ...over,
   };
