@@ -112,6 +112,10 @@ export class PlanExecutor {
           ...(added.length ? [`added ${added.map(subjectKey).join(', ')} (agents injected in a labelled namespace)`] : []),
           ...(removed.length ? [`removed ${removed.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'not wanted'})`).join(', ')}`] : []),
         ];
+        if (action.listRanOut) {
+          log.log(`${describeAction(action)}: the ServiceAccounts it listed as revoked are past REVOKED_KEEP; the exec guard judges them no more`);
+          return 'done';
+        }
         if (parts.length === 0) parts.push('repaired drift (subjects edited by hand, order or duplicates)');
         const message = `${describeAction(action)}: ${parts.join('; ')}; now ${action.object.subjects.length} subject(s)`;
         log.log(message);

@@ -18,7 +18,15 @@ export type PlanAction =
   | { readonly type: 'createClusterRole'; readonly object: ClusterRoleObject }
   | { readonly type: 'applyClusterRole'; readonly object: ClusterRoleObject }
   /** `create`: the watch does not show it (POST, so an object of that name that is not ours is never taken over). */
-  | { readonly type: 'writeBinding'; readonly namespace: string; readonly object: BindingObject; readonly create: boolean; readonly before: readonly SaSubject[] }
+  | {
+      readonly type: 'writeBinding';
+      readonly namespace: string;
+      readonly object: BindingObject;
+      readonly create: boolean;
+      readonly before: readonly SaSubject[];
+      /** Only the revoked list changes: it ran out (written without it, or with those still in force). */
+      readonly listRanOut?: true;
+    }
   | { readonly type: 'deleteBinding'; readonly binding: ObservedBinding; readonly why: string }
   /** A binding of an earlier version keeps only the subjects some namespace still binds (`object`: it, with those). */
   | { readonly type: 'shrinkBinding'; readonly binding: ObservedBinding; readonly object: BindingObject };
@@ -197,7 +205,8 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
     // roleRef is immutable: the old one goes, and the next reconcile creates it anew.
     deletes.push({ type: 'deleteBinding', binding: stored, why: `it refers to ClusterRole ${stored.roleRef}, not ${object.roleRef.name}` });
   } else if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && sameRevoked(stored.revoked, revoked))) {
-    writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [] });
+    const listRanOut = stored !== undefined && !stored.untidy && sameSubjects(stored.subjects, object.subjects);
+    writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [], ...(listRanOut ? { listRanOut } : {}) });
   }
 
   // Bound where they belong, as the watch shows it: what a delete may rely on. Subjects over the
