@@ -1,3 +1,4 @@
+import { denyBinding } from './deny-binding.js';
 import { generatedYaml } from './exec-guard.js';
 import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
@@ -51,12 +52,7 @@ export function certManagerConfinementPolicy(name = CERT_MANAGER_CONFINEMENT_NAM
 }
 
 export function certManagerConfinementBinding(name = CERT_MANAGER_CONFINEMENT_NAME) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name, labels: baseLabels('cert-manager') },
-    spec: { policyName: name, validationActions: ['Deny'] },
-  };
+  return denyBinding(name, 'cert-manager');
 }
 
 /** deploy/base/cert-manager/cert-manager-confinement.yaml. */

@@ -1,5 +1,6 @@
 import { SYSTEM_NAMESPACES } from '@outrigger/admission';
 import { FORBIDDEN_VERBS, MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAMESPACE_LABEL } from '@outrigger/agent-profiles';
+import { denyBinding } from './deny-binding.js';
 import { generatedYaml } from './exec-guard.js';
 import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
@@ -81,12 +82,7 @@ export function syncerConfinementPolicy(name = SYNCER_CONFINEMENT_NAME) {
 }
 
 export function syncerConfinementBinding(name = SYNCER_CONFINEMENT_NAME) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name, labels: baseLabels('rbac-syncer') },
-    spec: { policyName: name, validationActions: ['Deny'] },
-  };
+  return denyBinding(name, 'rbac-syncer');
 }
 
 /** deploy/base/rbac-syncer/syncer-confinement.yaml. */
