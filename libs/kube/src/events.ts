@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describeApiError } from './api-error.js';
+import { EventSpamFilter } from './event-spam-filter.js';
 import { resourcePath } from './api-path.js';
 import { kubeJson, type KubeClient } from './kube-request.js';
 
@@ -21,6 +22,8 @@ export interface EventRecorderOptions {
   readonly instance: string;
   /** Told when an event could not be recorded; events are best effort. */
   readonly logger?: (message: string, error: unknown) => void;
+  /** How many Events one object may get (default: 25, then one per 5 minutes). */
+  readonly spamFilter?: EventSpamFilter;
 }
 
 // The apiserver limits messages; keep the start, which says what happened.
@@ -31,12 +34,17 @@ const RECORD_TIMEOUT_MS = 10_000;
 /**
  * Records core/v1 Events (what `kubectl describe` and `kubectl get events` show) about objects.
  * Never throws: an event that cannot be written must not fail the reconcile that reports it.
+ * Events beyond the spam filter's bound for an object are dropped.
  */
 export class EventRecorder {
+  private readonly spamFilter: EventSpamFilter;
+
   constructor(
     private readonly kc: KubeClient,
     private readonly options: EventRecorderOptions,
-  ) {}
+  ) {
+    this.spamFilter = options.spamFilter ?? new EventSpamFilter();
+  }
 
   normal(object: InvolvedObject, reason: string, message: string): Promise<void> {
     return this.record(object, 'Normal', reason, message);
@@ -49,6 +57,7 @@ export class EventRecorder {
   /** Resolves once written or given up on (the failure goes to the logger). */
   async record(object: InvolvedObject, type: EventType, reason: string, message: string): Promise<void> {
     const namespace = object.namespace || 'default';
+    if (!this.spamFilter.allow(JSON.stringify([namespace, object.kind, object.name]))) return;
     const now = new Date();
     const text = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message;
     try {

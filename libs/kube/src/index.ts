@@ -4,6 +4,7 @@ export * from './api-path.js';
 export * from './apply.js';
 export * from './backoff.js';
 export * from './events.js';
+export * from './event-spam-filter.js';
 export * from './client-node-kube-client.js';
 export * from './https-kube-client.js';
 export * from './kube-config.js';
