@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planNamespace, planProfile, type PlanAction } from './plan-profile.js';
+import { planNamespace, planProfile, type PlanAction, REVOKED_LIST_MAX_CHARS } from './plan-profile.js';
 import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
 
 const KEEP = observed().revokedKeepMs;
@@ -42,6 +42,28 @@ describe('planProfile', () => {
     expect(meanwhile.actions).toEqual([]);
     expect(meanwhile.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
     expect(summary(planProfile(observed({ bindings: [listed], nowMs: 1_000_000 + KEEP })).actions)).toEqual(['delete xxl-agent-exec.a']);
+  });
+
+  it('keeps the revoked list within REVOKED_LIST_MAX_CHARS: who does not fit stays bound until it has room, and a new subject gives way within the cap', () => {
+    const long = (i: number) => `${i}-`.padEnd(253, 'x');
+    const earlier = { subjects: Array.from({ length: REVOKED_LIST_MAX_CHARS / 256 - 1 }, (_, i) => sa('a', long(i))), untilMs: 1_000_000 + 1_000 };
+    const leaving = [long(1000), long(1001)];
+    const plan = planProfile(
+      observed({
+        live: new Map([['a', ['default', 'new']]]),
+        bindings: [{ ...crb('a', ['default', ...leaving]), revoked: earlier }],
+        goneSince: new Map([['a', new Map(leaving.map((n) => [`a/${n}`, 0]))]]),
+        maxPerNamespace: 2,
+      }),
+    );
+    const written = plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object : undefined;
+    expect(written?.subjects.map((s) => s.name)).toEqual([long(1001), 'default']);
+    const listed = written?.metadata.annotations?.['outrigger.dev/revoked'] ?? '';
+    expect(listed.length).toBeLessThanOrEqual(REVOKED_LIST_MAX_CHARS);
+    expect(listed.split(' ')).toContain(`a/${long(1000)}`);
+    expect(plan.removedBecause.has(`a/${long(1001)}`)).toBe(false);
+    // One date for the whole list: it runs out REVOKED_KEEP after the last removal.
+    expect(plan.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
   });
 
   it('lists a ServiceAccount it removes from a binding as revoked, and keeps the others listed until theirs runs out', () => {

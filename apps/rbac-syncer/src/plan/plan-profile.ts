@@ -187,16 +187,18 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
     viewComplete: o.viewComplete,
   });
   const removedBecause = new Map(wanted.removedBecause);
-  const kept = capNamespace(namespace, wanted.subjects, new Set(current.map(subjectKey)), o.maxPerNamespace, removedBecause);
-  const overCap = kept.length < wanted.subjects.length ? wanted.subjects.length : undefined;
+  const planned = capNamespace(namespace, wanted.subjects, new Set(current.map(subjectKey)), o.maxPerNamespace, removedBecause);
+  const overCap = planned.length < wanted.subjects.length ? wanted.subjects.length : undefined;
 
-  const keptKeys = new Set(kept.map(subjectKey));
   const shape = rbac ? bindingIn(o.name, rbac, namespace, []) : undefined;
   const targetId = shape ? bindingId({ kind: shape.kind, name: shape.metadata.name, namespace: shape.metadata.namespace }) : undefined;
   const stored = targetId === undefined ? undefined : [...here, ...legacy].find((b) => bindingId(b) === targetId);
   const ownRole = stored !== undefined && stored.roleRef === rbac?.clusterRole;
   // Those it loses stay listed for the exec guard; while any are, the binding stays, holding no one else.
-  const revoked = ownRole ? revokedAfter(stored, stored.subjects.filter((s) => !keptKeys.has(subjectKey(s))), keptKeys, o) : undefined;
+  const { subjects: final, revoked, deferred } = ownRole ? revokeWithin(stored, planned, o) : { subjects: planned, revoked: undefined, deferred: [] };
+  deferred.forEach((s) => removedBecause.delete(subjectKey(s)));
+  const kept = final;
+  const keptKeys = new Set(kept.map(subjectKey));
   const object = rbac && (kept.length > 0 || revoked) ? bindingIn(o.name, rbac, namespace, kept, revoked) : undefined;
   const target = object ? targetId : undefined;
   const writes: PlanAction[] = [];
@@ -229,6 +231,37 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   }
   const wakeAtMs = [wanted.wakeAtMs, ...expiries].reduce<number | undefined>((a, b) => (b === undefined ? a : a === undefined ? b : Math.min(a, b)), undefined);
   return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs, target, waiting, binds };
+}
+
+/** How long a binding's revoked list may grow, in characters: well within the API server's 256 KiB of annotations per object. */
+export const REVOKED_LIST_MAX_CHARS = 128 * 1024;
+
+/**
+ * The target binding's subjects and revoked list once `kept` are its subjects: those it loses are
+ * listed, as many as fit REVOKED_LIST_MAX_CHARS; the rest (`deferred`) stay bound until the list
+ * has room, and new subjects give way to them so the namespace stays within the cap.
+ */
+function revokeWithin(stored: ObservedBinding, kept: readonly SaSubject[], o: ObservedProfile): { subjects: SaSubject[]; revoked: RevokedSubjects | undefined; deferred: SaSubject[] } {
+  const keptKeys = new Set(kept.map(subjectKey));
+  const earlier = stored.revoked && stored.revoked.untilMs > o.nowMs ? stored.revoked.subjects.filter((s) => !keptKeys.has(subjectKey(s))) : [];
+  let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, s) => n + subjectKey(s).length + 1, 0);
+  const removed: SaSubject[] = [];
+  const deferred: SaSubject[] = [];
+  for (const s of stored.subjects) {
+    if (keptKeys.has(subjectKey(s))) continue;
+    const chars = subjectKey(s).length + 1;
+    if (chars <= room) {
+      removed.push(s);
+      room -= chars;
+    } else deferred.push(s);
+  }
+  const revoked = revokedAfter(stored, removed, keptKeys, o);
+  if (deferred.length === 0) return { subjects: [...kept], revoked, deferred };
+  const wasBound = new Set(stored.subjects.map(subjectKey));
+  const bound = kept.filter((s) => wasBound.has(subjectKey(s)));
+  const added = kept.filter((s) => !wasBound.has(subjectKey(s)));
+  const space = Math.max(0, o.maxPerNamespace - bound.length - deferred.length);
+  return { subjects: normalizeSubjects([...bound, ...deferred, ...added.slice(0, space)]), revoked, deferred };
 }
 
 /** What a binding lists as revoked once `removed` leave it: those removed now, for `keepMs`, and those it lists still in force, less any bound again. */
