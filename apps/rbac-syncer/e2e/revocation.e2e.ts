@@ -53,15 +53,15 @@ describe('revoking an agent\'s binding', () => {
     await rbac.createClusterRole({ body: { metadata: { name: OTHER_GRANT }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] }, { apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
     await rbac.createClusterRoleBinding({ body: { metadata: { name: OTHER_GRANT }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OTHER_GRANT }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: tenant }] } });
     const binding = () => rbac.readClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined);
-    const refused = `outrigger exec guard: ${user} holds an agent role through ClusterRoleBinding ${BINDING}.${tenant}, which reaches only pods of its own namespace ${tenant}`;
+    const refused = (held: string) => `outrigger exec guard: ${user} ${held} an agent role through ClusterRoleBinding ${BINDING}.${tenant}, which reaches only pods of its own namespace ${tenant}`;
 
-    await eventually(() => execAs(user, victims, victim, agentPod), (out) => out.includes(refused), 'the guard refusing the bound ServiceAccount');
+    await eventually(() => execAs(user, victims, victim, agentPod), (out) => out.includes(refused('holds')), 'the guard refusing the bound ServiceAccount');
     await deleteAllPods(kc, tenant);
     // After the grace: no longer a subject, listed as revoked, and the guard still refuses.
     const emptied = await eventually(binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied');
     expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${tenant}/default`);
     expect(Number(emptied?.metadata?.annotations?.[REVOKED_UNTIL_ANNOTATION])).toBeGreaterThan(Date.now());
-    expect(await execAs(user, victims, victim, agentPod)).toContain(refused);
+    expect(await execAs(user, victims, victim, agentPod)).toContain(refused('held until a moment ago'));
     // Once the list has run out the binding goes, and the guard judges the ServiceAccount no more: its own grant lets it past admission.
     await eventually(binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
     expect(await execAs(user, victims, victim, agentPod)).toMatch(PAST_ADMISSION);

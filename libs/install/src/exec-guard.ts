@@ -62,13 +62,13 @@ export function execGuardPolicy(kind: RbacBindingKind = 'ClusterRoleBinding', na
         {
           expression: '!(variables.boundByOutrigger || variables.revokedByOutrigger) || request.namespace == variables.callerNamespace',
           reason: 'Forbidden',
-          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
+          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + (variables.boundByOutrigger ? ' holds' : ' held until a moment ago') + ' an agent role through ${kind} ' + params.metadata.name + ', which reaches only pods of its own namespace ' + variables.callerNamespace + '; ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },
         // After the namespace rule, so that a request into another namespace is refused for that.
         {
           expression: "!(variables.boundByOutrigger || variables.revokedByOutrigger) || (variables.callerPod != '' && variables.callerPod == request.name)",
           reason: 'Forbidden',
-          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + ' holds an agent role through ${kind} ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
+          messageExpression: `'outrigger exec guard: ' + request.userInfo.username + (variables.boundByOutrigger ? ' holds' : ' held until a moment ago') + ' an agent role through ${kind} ' + params.metadata.name + ', which reaches only the pod its token was issued to (' + (variables.callerPod == '' ? 'this token was issued to no pod' : variables.callerNamespace + '/' + variables.callerPod) + '); ' + request.subResource + ' into ' + request.namespace + '/' + request.name + ' is refused'`,
         },
       ],
     },
