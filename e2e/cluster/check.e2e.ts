@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, scaleOutrigger } from './support.ts';
@@ -172,6 +172,7 @@ describe('outrigger check', () => {
       'syncer-confinement',
     ],
     ['the forged-agent policy binding deleted', () => kubectl(['delete', 'validatingadmissionpolicybinding', FORGED_AGENT_POLICY_NAME]), 'forged-agent'],
+    ["the cert-manager's confinement policy deleted", () => kubectl(['delete', 'validatingadmissionpolicy', CERT_MANAGER_CONFINEMENT_NAME]), 'cert-manager-confinement'],
     ["the injector's Service deleted", () => kubectl(['delete', 'service', '-n', OUTRIGGER_NAMESPACE, INSTALL_NAMES.injector]), 'webhook'],
   ])('%s: fails its line, and the fix it prints, run as printed, repairs it and leaves the overlay as it was', async (_fault, fault, check) => {
     await healthy();
