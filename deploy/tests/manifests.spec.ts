@@ -150,7 +150,7 @@ describe('deploy/ kustomizations', () => {
     expect(images('overlays/prod')).toEqual(['ghcr.io/outrigger/cert-manager:0.1.0', 'ghcr.io/outrigger/injector:0.1.0', 'ghcr.io/outrigger/rbac-syncer:0.1.0']);
   });
 
-  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity and network policies, with no API server flags needed', () => {
+  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity, PriorityClass outrigger-critical and network policies, with no API server flags needed', () => {
     for (const d of deployments('overlays/dev')) {
       expect(d.spec.replicas).toBe(1);
       expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: 'LOG_LEVEL', value: 'debug' });
@@ -159,7 +159,10 @@ describe('deploy/ kustomizations', () => {
       expect(d.spec.replicas).toBeGreaterThanOrEqual(2);
       expect(d.spec.template.spec.affinity.podAntiAffinity).toBeDefined();
       expect(d.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('LOG_LEVEL');
+      // The webhook fails closed: its services are not the first to be preempted.
+      expect(d.spec.template.spec.priorityClassName).toBe('outrigger-critical');
     }
+    expect(find('overlays/prod', 'PriorityClass', 'outrigger-critical')).toMatchObject({ value: 1_000_000, globalDefault: false });
     expect(objects('overlays/prod').filter((o) => o.kind === 'NetworkPolicy').length).toBeGreaterThan(0);
     const injector = find('overlays/prod', 'Deployment', 'outrigger-injector') as any;
     expect(injector.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('CLIENT_CA_FILE');
