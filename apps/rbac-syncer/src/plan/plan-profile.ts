@@ -243,7 +243,7 @@ export const REVOKED_LIST_MAX_CHARS = 128 * 1024;
  */
 function revokeWithin(stored: ObservedBinding, kept: readonly SaSubject[], o: ObservedProfile): { subjects: SaSubject[]; revoked: RevokedSubjects | undefined; deferred: SaSubject[] } {
   const keptKeys = new Set(kept.map(subjectKey));
-  const earlier = stored.revoked && stored.revoked.untilMs > o.nowMs ? stored.revoked.subjects.filter((s) => !keptKeys.has(subjectKey(s))) : [];
+  const earlier = (listedStill(stored, o.nowMs)?.subjects ?? []).filter((s) => !keptKeys.has(subjectKey(s)));
   let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, s) => n + subjectKey(s).length + 1, 0);
   const removed: SaSubject[] = [];
   const deferred: SaSubject[] = [];
@@ -266,10 +266,15 @@ function revokeWithin(stored: ObservedBinding, kept: readonly SaSubject[], o: Ob
 
 /** What a binding lists as revoked once `removed` leave it: those removed now, for `keepMs`, and those it lists still in force, less any bound again. */
 function revokedAfter(binding: ObservedBinding | undefined, removed: readonly SaSubject[], bound: ReadonlySet<string>, { nowMs, revokedKeepMs }: ObservedProfile): RevokedSubjects | undefined {
-  const earlier = binding?.revoked && binding.revoked.untilMs > nowMs ? binding.revoked : undefined;
+  const earlier = listedStill(binding, nowMs);
   const subjects = normalizeSubjects([...(earlier?.subjects ?? []), ...removed]).filter((s) => !bound.has(subjectKey(s)));
   if (subjects.length === 0) return undefined;
   return { subjects, untilMs: removed.length > 0 ? nowMs + revokedKeepMs : (earlier?.untilMs ?? nowMs) };
+}
+
+/** The revoked list a binding carries, if it is still in force at `nowMs`. */
+function listedStill(binding: ObservedBinding | undefined, nowMs: number): RevokedSubjects | undefined {
+  return binding?.revoked && binding.revoked.untilMs > nowMs ? binding.revoked : undefined;
 }
 
 function sameRevoked(a: RevokedSubjects | undefined, b: RevokedSubjects | undefined): boolean {
