@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import { REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
+import { PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { MANAGED_BY_VALUE, referenceProfile, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPod, deleteAllPods, eventually, execAs, LABELS, PAST_ADMISSION, startSyncer, writeProfiles } from './support.js';
+import { createPod, deleteAllPods, eventually, execAs, LABELS, PAST_ADMISSION, startSyncer, writeProfileFile } from './support.js';
 
 // The API server authorizes a request before its admission: an exec authorized just before the
 // syncer removed its ServiceAccount meets the exec guard just after. The syncer therefore lists a
-// removed ServiceAccount on the binding for REVOKED_KEEP, and the guard judges it as before. Here
+// removed ServiceAccount on the binding for REVOKED_KEEP, by whichever path it goes (its pods gone,
+// the grant stopped at once, the role renamed), and the guard judges it as before. Here
 // the ServiceAccount keeps exec rights of its own (a grant that is not Outrigger's), so RBAC allows
 // throughout and only the guard decides: refused while bound, while listed, and not after.
 const suffix = randomBytes(3).toString('hex');
@@ -19,51 +20,95 @@ const OTHER_GRANT = `e2e-exec-anywhere-${suffix}`;
 const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-revocation-'));
 const kc = kubeConfigFrom(inject('controlPlane').kubeconfigPath);
 const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+const RENAMED = `${BINDING}-v2`;
+const XXL_JOB_PROFILE = referenceProfile();
 let syncer: ManagedProcess | undefined;
-let tenant: string;
+let own: string;
+const tenants: string[] = [];
+
+/** The rbac-syncer of this suite, binding to ClusterRole `role`. */
+async function startRevocationSyncer(role: string): Promise<ManagedProcess> {
+  const profilesFile = writeProfileFile(dir, { ...XXL_JOB_PROFILE, rbac: { rules: XXL_JOB_PROFILE.rbac?.rules ?? [], clusterRole: role, binding: { kind: 'ClusterRoleBinding', name: BINDING } } });
+  const kubeconfigPath = inject('controlPlane').kubeconfigPath;
+  return startSyncer({ kubeconfigPath, profilesFile, namespace: own, lease: `revoke-${suffix}`, port: await freePort(), name: `revocation-syncer-${role}`, dir, env: { REVOKED_KEEP: '8s' } });
+}
+
+/**
+ * A labelled namespace whose `default` ServiceAccount runs an agent and keeps exec rights of its
+ * own everywhere, and a pod in another namespace to aim at: only the guard stands between them.
+ */
+async function tenantWithOwnGrant(prefix: string) {
+  const tenant = await createTestNamespace(kc, prefix, LABELS);
+  tenants.push(tenant);
+  const victims = await createTestNamespace(kc, `${prefix}-victim`);
+  const victim = await createPod(kc, victims, 'default', false);
+  const agentPod = await createPod(kc, tenant);
+  const user = `system:serviceaccount:${tenant}:default`;
+  await rbac.createClusterRoleBinding({ body: { metadata: { name: `${OTHER_GRANT}-${tenant}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OTHER_GRANT }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: tenant }] } });
+  return {
+    tenant,
+    binding: () => rbac.readClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined),
+    exec: () => execAs(user, victims, victim, agentPod),
+    refused: (held: 'holds' | 'held until a moment ago') => `outrigger exec guard: ${user} ${held} an agent role through ClusterRoleBinding ${BINDING}.${tenant}, which reaches only pods of its own namespace ${tenant}`,
+  };
+}
 
 beforeAll(async () => {
-  const own = await createTestNamespace(kc, 'revoke-sys');
-  syncer = await startSyncer({
-    kubeconfigPath: inject('controlPlane').kubeconfigPath,
-    profilesFile: writeProfiles(dir, BINDING),
-    namespace: own,
-    lease: `revoke-${suffix}`,
-    port: await freePort(),
-    name: 'revocation-syncer',
-    dir,
-    env: { REVOKED_KEEP: '8s' },
-  });
+  own = await createTestNamespace(kc, 'revoke-sys');
+  await rbac.createClusterRole({ body: { metadata: { name: OTHER_GRANT }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] }, { apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+  syncer = await startRevocationSyncer(BINDING);
 });
 
 afterAll(async () => {
   await syncer?.stop();
-  if (tenant) await deleteAllPods(kc, tenant);
-  await rbac.deleteClusterRoleBinding({ name: OTHER_GRANT }).catch(() => undefined);
-  await rbac.deleteClusterRole({ name: OTHER_GRANT }).catch(() => undefined);
+  for (const tenant of tenants) {
+    await deleteAllPods(kc, tenant);
+    await rbac.deleteClusterRoleBinding({ name: `${OTHER_GRANT}-${tenant}` }).catch(() => undefined);
+    await rbac.deleteClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined);
+  }
+  for (const role of [OTHER_GRANT, BINDING, RENAMED]) await rbac.deleteClusterRole({ name: role }).catch(() => undefined);
 });
 
 describe('revoking an agent\'s binding', () => {
   it('keeps the exec guard judging the ServiceAccount for REVOKED_KEEP after the syncer removed it', async () => {
-    tenant = await createTestNamespace(kc, 'revoke', LABELS);
-    const victims = await createTestNamespace(kc, 'revoke-victim');
-    const victim = await createPod(kc, victims, 'default', false);
-    const agentPod = await createPod(kc, tenant);
-    const user = `system:serviceaccount:${tenant}:default`;
-    await rbac.createClusterRole({ body: { metadata: { name: OTHER_GRANT }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] }, { apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
-    await rbac.createClusterRoleBinding({ body: { metadata: { name: OTHER_GRANT }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OTHER_GRANT }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: tenant }] } });
-    const binding = () => rbac.readClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined);
-    const refused = (held: string) => `outrigger exec guard: ${user} ${held} an agent role through ClusterRoleBinding ${BINDING}.${tenant}, which reaches only pods of its own namespace ${tenant}`;
-
-    await eventually(() => execAs(user, victims, victim, agentPod), (out) => out.includes(refused('holds')), 'the guard refusing the bound ServiceAccount');
-    await deleteAllPods(kc, tenant);
+    const t = await tenantWithOwnGrant('revoke');
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'the guard refusing the bound ServiceAccount');
+    await deleteAllPods(kc, t.tenant);
     // After the grace: no longer a subject, listed as revoked, and the guard still refuses.
-    const emptied = await eventually(binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied');
-    expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${tenant}/default`);
+    const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied');
+    expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
     expect(Number(emptied?.metadata?.annotations?.[REVOKED_UNTIL_ANNOTATION])).toBeGreaterThan(Date.now());
-    expect(await execAs(user, victims, victim, agentPod)).toContain(refused('held until a moment ago'));
+    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
     // Once the list has run out the binding goes, and the guard judges the ServiceAccount no more: its own grant lets it past admission.
-    await eventually(binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
-    expect(await execAs(user, victims, victim, agentPod)).toMatch(PAST_ADMISSION);
+    await eventually(t.binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
+    expect(await t.exec()).toMatch(PAST_ADMISSION);
+  });
+
+  it('lists them too when the grant stops at once: the profile\'s ClusterRole no longer Outrigger\'s', async () => {
+    const t = await tenantWithOwnGrant('revoke-foreign');
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'the guard refusing the bound ServiceAccount');
+    await rbac.patchClusterRole({ name: BINDING, body: [{ op: 'remove', path: '/metadata/labels/app.kubernetes.io~1managed-by' }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+    const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied at once');
+    expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
+    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
+    await eventually(t.binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
+    expect(await t.exec()).toMatch(PAST_ADMISSION);
+    // Outrigger's again: bound again.
+    await rbac.patchClusterRole({ name: BINDING, body: [{ op: 'add', path: '/metadata/labels/app.kubernetes.io~1managed-by', value: MANAGED_BY_VALUE }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'bound again');
+  });
+
+  it('lists them too when the profile names another ClusterRole (a roleRef cannot change): emptied, deleted once the list runs out, then bound to the new role', async () => {
+    const t = await tenantWithOwnGrant('revoke-renamed');
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'the guard refusing the bound ServiceAccount');
+    await syncer?.stop();
+    syncer = await startRevocationSyncer(RENAMED);
+    const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding of the old role emptied');
+    expect(emptied?.roleRef.name).toBe(BINDING);
+    expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
+    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
+    const rebound = await eventually(t.binding, (b) => b?.roleRef.name === RENAMED && (b.subjects ?? []).length === 1, 'bound to the new role after REVOKED_KEEP', 60_000);
+    expect(rebound?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'default', namespace: t.tenant }]);
+    expect(await t.exec()).toContain(t.refused('holds'));
   });
 });

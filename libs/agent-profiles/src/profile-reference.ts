@@ -81,7 +81,8 @@ export const FIELD_NOTES: Readonly<Record<string, string>> = {
   nativeSidecar: 'The agent is an init container with `restartPolicy: Always` (a native sidecar) in every pod, not a regular container. Pods that run to completion (Jobs, CronJobs) always get it so.',
   serviceAccountToken: 'Who holds the pod\'s ServiceAccount token.',
   rbac: 'The agent\'s Kubernetes rights: the rbac-syncer keeps a ClusterRole with these rules and binds it to the ServiceAccounts of pods that run the agent, in the namespaces the profile applies in.',
-  'rbac.clusterRole': 'The ClusterRole the syncer writes; the syncer must be granted it by name (`MissingPermissions` on the status until then).',
+  'rbac.clusterRole':
+    'The ClusterRole the syncer writes; the syncer must be granted it by name (`MissingPermissions` on the status until then). A binding cannot change its role: changed alone, each binding is emptied, deleted after `REVOKED_KEEP` (5 min) and written anew, so agents hold no RBAC meanwhile; change `rbac.binding.name` in the same edit to move without that gap.',
   'rbac.binding': 'How the role is bound.',
   'rbac.binding.kind': '`ClusterRoleBinding` (one per namespace, `<name>.<namespace>`, the exec guard keeping exec, attach and port-forward to the agent\'s own pod) or `RoleBinding` (the ClusterRole bound in each namespace).',
   'rbac.binding.name': 'The bindings\' name (default: the ClusterRole\'s).',

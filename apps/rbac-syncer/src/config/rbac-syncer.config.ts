@@ -25,7 +25,7 @@ const schema = z.object({
   WATCH_DEAD: envField.duration('150s'),
   /**
    * The ValidatingAdmissionPolicy and its binding (same name) that confine cluster-wide bound
-   * agents to their own pod; ClusterRoleBindings stay empty while they are not in force.
+   * agents to their own pod; its bindings stay empty while they are not in force.
    */
   EXEC_GUARD_NAME: z.string().min(1).default(INSTALL_NAMES.execGuard),
   /** Pods per page of the initial list: whole pods are parsed a page at a time, so this bounds that peak. */

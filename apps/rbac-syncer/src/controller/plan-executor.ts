@@ -36,8 +36,8 @@ export class PlanExecutor {
     this.guardReported.set(profile, problem);
     const object = { apiVersion: RBAC_API_VERSION, kind: 'ClusterRole', name: clusterRole };
     if (problem !== undefined) {
-      this.deps.log.warn(`profile ${profile}: its ClusterRoleBindings are removed: ${problem}`);
-      void this.deps.events.warning(object, 'ExecGuardMissing', `bindings removed: ${problem}`);
+      this.deps.log.warn(`profile ${profile}: its bindings are emptied: ${problem}`);
+      void this.deps.events.warning(object, 'ExecGuardMissing', `bindings emptied: ${problem}`);
     } else if (last !== undefined) {
       this.deps.log.log(`profile ${profile}: the exec guard is in force again; bindings restored`);
       void this.deps.events.normal(object, 'ExecGuardRestored', 'the exec guard is in force again; bindings restored');
@@ -129,7 +129,9 @@ export class PlanExecutor {
         metrics.writes.inc({ kind: action.object.kind, verb: 'apply' });
         const kept = new Set(action.object.subjects.map(subjectKey));
         const gone = action.binding.subjects.filter((s) => !kept.has(subjectKey(s))).map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound in the binding of its namespace'})`);
-        const message = `${describeAction(action)} (of an earlier version): removed ${gone.join(', ') || 'what was edited in by hand'}; keeps ${action.object.subjects.length} subject(s) until their namespaces' own bindings hold them`;
+        const held = action.object.subjects.length;
+        const listed = action.object.metadata.annotations === undefined ? '' : '; those not bound elsewhere stay listed for the exec guard for REVOKED_KEEP';
+        const message = `${describeAction(action)} (of an earlier version): removed ${gone.join(', ') || 'what was edited in by hand'}${listed}; ${held > 0 ? `keeps ${held} subject(s) until their namespaces' own bindings hold them` : 'holds no one'}`;
         log.log(message);
         void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name: action.object.metadata.name, uid: stored?.metadata?.uid }, 'SubjectsChanged', message);
         return 'done';

@@ -112,7 +112,7 @@ export class SyncerReconciler {
     metrics.plannedSubjects.observe({ scope: 'profile' }, plan.subjects);
     const countsDueAt = await this.writeStatus(name, { profile, missing, tally: { ...tally, notOurs: notOurs.map(describeAction) }, foreign, agents });
     if (agents) await this.deps.missingAgents.report(name, agents.missingOwners);
-    return wakeAt(countsDueAt);
+    return wakeAt(countsDueAt, plan.wakeAtMs);
   }
 
   /**

@@ -121,7 +121,7 @@ function synced(input: ProfileStatusInput): [StoredCondition['status'], string, 
   }
   const binding = `${rbac.binding.kind} ${rbac.binding.name}`;
   if (input.writeFailure !== undefined) return ['False', 'WriteFailed', `${binding} not in sync, retrying: ${input.writeFailure}`];
-  if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} bindings removed: ${input.execGuardProblem}`];
+  if (input.execGuardProblem !== undefined) return ['False', 'ExecGuardMissing', `${binding} bindings emptied: ${input.execGuardProblem}`];
   if (input.notOurs?.length) return ['False', 'NameTaken', `left alone, not Outrigger's: ${input.notOurs.join(', ')}; find out whose they are and what they grant, then delete them, or give spec.rbac.binding another name, to let the rbac-syncer create its own`];
   const where = rbac.binding.kind === 'RoleBinding' ? `${binding} (one per namespace)` : `ClusterRoleBinding ${rbac.binding.name}.<namespace> (one per namespace)`;
   // The number is status.boundSubjects, a count written at most every so often: not in the message.

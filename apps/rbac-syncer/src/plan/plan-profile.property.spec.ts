@@ -68,7 +68,11 @@ function* afterEachAction(o: ObservedProfile, actions: readonly PlanAction[]): G
       const revoked = revokedOf(action.object);
       state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false, ...(revoked ? { revoked } : {}) });
     }
-    if (action.type === 'shrinkBinding') state.set(id(action.binding.kind, action.binding.name, undefined), { ...action.binding, subjects: action.object.subjects, untidy: false });
+    if (action.type === 'shrinkBinding') {
+      const { revoked: _earlier, ...binding } = action.binding;
+      const revoked = revokedOf(action.object);
+      state.set(id(binding.kind, binding.name, undefined), { ...binding, subjects: action.object.subjects, untidy: false, ...(revoked ? { revoked } : {}) });
+    }
     if (action.type === 'deleteBinding') state.delete(id(action.binding.kind, action.binding.name, action.binding.namespace));
     yield state;
   }
@@ -80,6 +84,13 @@ function revokedOf(object: BindingObject): RevokedSubjects | undefined {
   const until = object.metadata.annotations?.['outrigger.dev/revoked-until'];
   if (!list || !until) return undefined;
   return { subjects: list.split(' ').map((e) => sa(e.slice(0, e.indexOf('/')), e.slice(e.indexOf('/') + 1))), untilMs: Number(until) };
+}
+
+/** The plan's order, and each step's actions reversed (the executor performs a step's actions in parallel). */
+function stepOrders(actions: readonly PlanAction[]): PlanAction[][] {
+  const step = (a: PlanAction) => (a.type === 'createClusterRole' || a.type === 'applyClusterRole' ? 0 : a.type === 'writeBinding' ? 1 : 2);
+  const reversed = [0, 1, 2].flatMap((n) => actions.filter((a) => step(a) === n).reverse());
+  return [[...actions], reversed];
 }
 
 const boundToOurRole = (bindings: Iterable<ObservedBinding>) => new Set([...bindings].filter((b) => b.roleRef === RBAC.clusterRole).flatMap((b) => b.subjects.map(subjectKey)));
@@ -145,29 +156,31 @@ describe('planProfile invariants', () => {
     );
   });
 
-  it('lists every ServiceAccount it removes from a binding of a namespace as revoked on it for revokedKeepMs, and deletes such a binding only once it holds and lists no one', () => {
+  it('keeps whoever a binding holds or lists in force judged by the exec guard at every step, in any order within a step, and lists what it removes for revokedKeepMs', () => {
     fc.assert(
       fc.property(observedArb, (o) => {
         const plan = planProfile(o);
-        if (plan.roleState === 'foreign' || (o.execGuardProblem !== undefined && o.profile)) return; // revoked at once, on purpose (no guard, or a role not ours)
-        const byId = new Map(o.bindings.map((b) => [id(b.kind, b.name, b.namespace), b]));
-        for (const a of plan.actions) {
-          if (a.type === 'writeBinding') {
-            const before = byId.get(id(a.object.kind, a.object.metadata.name, a.object.metadata.namespace));
-            const after = new Set(a.object.subjects.map(subjectKey));
-            const listed = revokedOf(a.object);
-            for (const s of before?.subjects ?? []) {
-              if (after.has(subjectKey(s))) continue;
-              expect(listed?.subjects.map(subjectKey)).toContain(subjectKey(s));
-              expect(listed?.untilMs).toBe(o.nowMs + o.revokedKeepMs);
-            }
+        const judged = (bindings: Iterable<ObservedBinding>) =>
+          new Set([...bindings].flatMap((b) => [...b.subjects, ...(b.revoked && b.revoked.untilMs > o.nowMs ? b.revoked.subjects : [])].map(subjectKey)));
+        const before = judged(o.bindings);
+        for (const actions of stepOrders(plan.actions)) {
+          for (const state of afterEachAction(o, actions)) {
+            const now = judged(state.values());
+            for (const k of before) expect(now.has(k), k).toBe(true);
           }
-          if (a.type === 'deleteBinding' && a.binding.namespace !== undefined && a.binding.roleRef === RBAC.clusterRole) {
-            // What it holds or still lists, a binding left after the plan holds or lists: the guard still judges them.
-            const final = [...afterEachAction(o, plan.actions)].at(-1) ?? new Map<string, ObservedBinding>();
-            const judged = new Set([...final.values()].flatMap((b) => [...b.subjects, ...(b.revoked && b.revoked.untilMs > o.nowMs ? b.revoked.subjects : [])].map(subjectKey)));
-            const fresh = a.binding.revoked && a.binding.revoked.untilMs > o.nowMs ? a.binding.revoked.subjects : [];
-            for (const s of [...a.binding.subjects, ...fresh]) expect(judged.has(subjectKey(s)), subjectKey(s)).toBe(true);
+        }
+        // What a write takes out of a binding it lists, unless the watch shows it bound in another.
+        for (const a of plan.actions) {
+          if (a.type !== 'writeBinding' && a.type !== 'shrinkBinding') continue;
+          const key = id(a.object.kind, a.object.metadata.name, a.object.metadata.namespace);
+          const stored = o.bindings.find((b) => id(b.kind, b.name, b.namespace) === key);
+          const elsewhere = new Set(o.bindings.filter((b) => b !== stored).flatMap((b) => b.subjects.map(subjectKey)));
+          const after = new Set(a.object.subjects.map(subjectKey));
+          const listed = revokedOf(a.object);
+          for (const s of stored?.subjects ?? []) {
+            if (after.has(subjectKey(s)) || elsewhere.has(subjectKey(s))) continue;
+            expect(listed?.subjects.map(subjectKey)).toContain(subjectKey(s));
+            expect(listed?.untilMs).toBe(o.nowMs + o.revokedKeepMs);
           }
         }
       }),
@@ -182,45 +195,52 @@ describe('planProfile invariants', () => {
           if (a.type !== 'shrinkBinding') continue;
           const before = new Set(a.binding.subjects.map(subjectKey));
           expect(a.object.subjects.every((s) => before.has(subjectKey(s)))).toBe(true);
-          expect(a.object.subjects.length).toBeGreaterThan(0);
+          // Emptied, it stays only to list whom it held.
+          if (a.object.subjects.length === 0) expect(revokedOf(a.object)?.subjects.length).toBeGreaterThan(0);
           expect(a.object.metadata.name).toBe(a.binding.name);
           expect(a.object.roleRef.name).toBe(a.binding.roleRef);
-          // What it drops, no binding this plan writes holds.
+          // What it drops, either the watch shows bound in its namespace's binding, or no binding this plan writes holds.
+          const watched = new Set(o.bindings.filter((b) => b.namespace !== undefined).flatMap((b) => b.subjects.map(subjectKey)));
           const bound = new Set(writes(plan.actions).flatMap((w) => w.object.subjects.map(subjectKey)));
           const kept = new Set(a.object.subjects.map(subjectKey));
-          for (const s of a.binding.subjects) if (!kept.has(subjectKey(s))) expect(bound.has(subjectKey(s))).toBe(false);
+          for (const s of a.binding.subjects) if (!kept.has(subjectKey(s)) && !watched.has(subjectKey(s))) expect(bound.has(subjectKey(s))).toBe(false);
         }
       }),
     );
   });
 
-  it('revokes everything at once for a foreign role, or a cluster-wide profile without the exec guard', () => {
+  it('revokes everything at once for a foreign role, or a cluster-wide profile without the exec guard: every binding emptied or deleted', () => {
     fc.assert(
       fc.property(observedArb, (o) => {
         const plan = planProfile(o);
         const revoke = (o.profile && o.role && o.role.ownedBy !== o.name) || (o.profile && o.execGuardProblem !== undefined);
         if (!revoke) return;
-        expect(writes(plan.actions)).toEqual([]);
-        expect(plan.actions.filter((a) => a.type === 'deleteBinding')).toHaveLength(o.bindings.length);
+        const final = [...afterEachAction(o, plan.actions)].at(-1) ?? new Map(o.bindings.map((b) => [id(b.kind, b.name, b.namespace), b]));
+        expect([...final.values()].flatMap((b) => b.subjects)).toEqual([]);
       }),
     );
   });
 
-  it('converges: acting on the plan and planning again changes nothing within three rounds (a wrong roleRef costs one: delete, then create)', () => {
+  it('converges: acting on the plan and planning again changes nothing within three rounds, and again once the lists it wrote have run out', () => {
     fc.assert(
       fc.property(observedArb.filter((o) => o.role?.ownedBy === o.name && sameRules(o.role.rules, RBAC.rules)), (o) => {
-        let current = o;
-        for (let round = 0; round < 4; round++) {
+        const act = (current: ObservedProfile): [ObservedProfile, readonly PlanAction[]] => {
           const plan = planProfile(current);
-          if (round === 3) {
-            expect(plan.actions).toEqual([]);
-            // With the profile in force and every pod seen, no binding of an earlier version outlives the move.
-            if (o.profile && o.viewComplete) expect(current.bindings.filter((b) => b.namespace === undefined)).toEqual([]);
-          }
           const states = [...afterEachAction(current, plan.actions)];
           const bindings = states.length ? [...(states[states.length - 1]?.values() ?? [])] : current.bindings;
-          current = { ...current, bindings, goneSince: plan.goneSince };
-        }
+          return [{ ...current, bindings, goneSince: plan.goneSince }, plan.actions];
+        };
+        let current = o;
+        for (let round = 0; round < 3; round++) current = act(current)[0];
+        expect(planProfile(current).actions).toEqual([]);
+        // Past every grace and list (a wrong roleRef: emptied, deleted, created anew).
+        current = { ...current, nowMs: o.nowMs + o.graceMs + o.revokedKeepMs + 1 };
+        for (let round = 0; round < 3; round++) current = act(current)[0];
+        current = { ...current, nowMs: current.nowMs + o.revokedKeepMs + 1 };
+        for (let round = 0; round < 3; round++) current = act(current)[0];
+        expect(planProfile(current).actions).toEqual([]);
+        // With the profile in force and every pod seen, no binding of an earlier version outlives the move.
+        if (o.profile && o.viewComplete) expect(current.bindings.filter((b) => b.namespace === undefined)).toEqual([]);
       }),
     );
   });

@@ -4,6 +4,9 @@ import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testi
 
 const KEEP = observed().revokedKeepMs;
 
+/** The annotations an action writes on its binding (the revoked list). */
+const listedOn = (action: PlanAction | undefined) => (action?.type === 'writeBinding' || action?.type === 'shrinkBinding' ? action.object.metadata.annotations : undefined);
+
 const summary = (actions: readonly PlanAction[]) =>
   actions.map((a) =>
     a.type === 'writeBinding'
@@ -90,19 +93,37 @@ describe('planProfile', () => {
     expect(summary(drifted.actions)).toEqual(['applyClusterRole xxl-agent-exec']);
   });
 
-  it('binds nothing to a ClusterRole that is not Outrigger\'s, and removes every binding at once', () => {
+  it('binds nothing to a ClusterRole that is not Outrigger\'s: empties every binding at once, listing whom each held, and deletes them once the lists run out', () => {
     for (const ownedBy of [undefined, 'another-profile']) {
-      const plan = planProfile(observed({ role: { name: RBAC.clusterRole, ownedBy, rules: [] }, live: new Map([['a', ['default']]]), bindings: [crb('a', ['default']), crb('b', ['default'])] }));
+      const role = { name: RBAC.clusterRole, ownedBy, rules: [] };
+      const plan = planProfile(observed({ role, live: new Map([['a', ['default']]]), bindings: [crb('a', ['default']), crb('b', ['default'])] }));
       expect(plan.roleState).toBe('foreign');
-      expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a', 'delete xxl-agent-exec.b']);
+      expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ', 'write xxl-agent-exec.b ']);
+      expect(listedOn(plan.actions[1])).toEqual({ 'outrigger.dev/revoked': 'b/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
       expect(plan.subjects).toBe(0);
+      expect(plan.wakeAtMs).toBe(1_000_000 + KEEP);
+      const emptied = ['a', 'b'].map((ns) => ({ ...crb(ns, []), revoked: { subjects: [sa(ns)], untilMs: 1_000_000 + KEEP } }));
+      expect(planProfile(observed({ role, live: new Map([['a', ['default']]]), bindings: emptied })).actions).toEqual([]);
+      const later = planProfile(observed({ role, live: new Map([['a', ['default']]]), bindings: emptied, nowMs: 1_000_000 + KEEP }));
+      expect(summary(later.actions)).toEqual(['delete xxl-agent-exec.a', 'delete xxl-agent-exec.b']);
     }
   });
 
-  it('removes every cluster-wide binding at once while the exec guard is not in force', () => {
-    const plan = planProfile(observed({ execGuardProblem: 'exec guard not in force', live: new Map([['a', ['default']]]), bindings: [crb('a', ['default'])] }));
-    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+  it('empties every cluster-wide binding at once while the exec guard is not in force, a binding of an earlier version too', () => {
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('b')], untidy: false };
+    const plan = planProfile(observed({ execGuardProblem: 'exec guard not in force', live: new Map([['a', ['default']]]), bindings: [crb('a', ['default']), legacy] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ', 'shrink xxl-agent-exec ']);
+    expect(listedOn(plan.actions[1])).toEqual({ 'outrigger.dev/revoked': 'b/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
     expect(plan.removedBecause.get('a/default')).toBe('exec guard not in force');
+  });
+
+  it('stops a grant that must stop even when one binding\'s list cannot hold everyone: as many as fit are listed', () => {
+    const names = Array.from({ length: 600 }, (_, i) => `${'n'.repeat(250)}-${i}`);
+    const plan = planProfile(observed({ execGuardProblem: 'exec guard not in force', bindings: [crb('a', names)] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ']);
+    const listed = listedOn(plan.actions[0])?.['outrigger.dev/revoked'] ?? '';
+    expect(listed.length).toBeLessThanOrEqual(REVOKED_LIST_MAX_CHARS);
+    expect(listed.split(' ').length).toBeGreaterThan(400);
   });
 
   it('caps one namespace without touching another, keeping those bound first', () => {
@@ -134,7 +155,14 @@ describe('planProfile', () => {
     const names = ['sa-0', 'sa-1', 'sa-2'];
     const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a', 'sa-0'), sa('a', 'sa-1'), sa('b')], untidy: false };
     const o = observed({ maxPerNamespace: 1, live: new Map([['a', names], ['b', ['default']]]), bindings: [legacy, crb('a', ['sa-0']), crb('b', ['default'])] });
-    expect(summary(planProfile(o).actions)).toEqual(['delete xxl-agent-exec']);
+    // a/sa-1, over the cap, is listed as it leaves; the binding goes once that has run out.
+    const plan = planProfile(o);
+    expect(summary(plan.actions)).toEqual(['shrink xxl-agent-exec ']);
+    expect(listedOn(plan.actions[0])).toEqual({ 'outrigger.dev/revoked': 'a/sa-1', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
+    expect(plan.wakeAtMs).toBe(1_000_000 + KEEP);
+    const emptied = { ...legacy, subjects: [], revoked: { subjects: [sa('a', 'sa-1')], untilMs: 1_000_000 + KEEP } };
+    expect(planProfile({ ...o, bindings: [emptied, crb('a', ['sa-0']), crb('b', ['default'])] }).actions).toEqual([]);
+    expect(summary(planProfile({ ...o, bindings: [emptied, crb('a', ['sa-0']), crb('b', ['default'])], nowMs: 1_000_000 + KEEP }).actions)).toEqual(['delete xxl-agent-exec']);
   });
 
   it('empties the bindings of a profile no longer in force after the grace', () => {
@@ -142,9 +170,27 @@ describe('planProfile', () => {
     expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ']);
   });
 
-  it('replaces a binding whose roleRef is another role (roleRef is immutable)', () => {
-    const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default']), roleRef: 'old-role' }] }));
-    expect(summary(plan.actions)).toEqual(['delete xxl-agent-exec.a']);
+  it('replaces a binding whose roleRef is another role (roleRef cannot change): emptied and listed first, deleted once the list runs out, then written anew', () => {
+    const live = new Map([['a', ['default']]]);
+    const plan = planProfile(observed({ live, bindings: [{ ...crb('a', ['default']), roleRef: 'old-role' }] }));
+    expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ']);
+    expect(listedOn(plan.actions[0])).toEqual({ 'outrigger.dev/revoked': 'a/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
+    expect(plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object.roleRef.name : undefined).toBe('old-role');
+    expect(plan.subjects).toBe(0);
+    expect(plan.removedBecause.get('a/default')).toContain('refers to ClusterRole old-role, not xxl-agent-exec');
+    const emptied = { ...crb('a', []), roleRef: 'old-role', revoked: { subjects: [sa('a')], untilMs: 1_000_000 + KEEP } };
+    expect(planProfile(observed({ live, bindings: [emptied] })).actions).toEqual([]);
+    expect(planProfile(observed({ live, bindings: [emptied] })).namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
+    expect(summary(planProfile(observed({ live, bindings: [emptied], nowMs: 1_000_000 + KEEP })).actions)).toEqual(['delete xxl-agent-exec.a']);
+    expect(summary(planProfile(observed({ live, nowMs: 1_000_000 + KEEP })).actions)).toEqual(['create xxl-agent-exec.a default']);
+  });
+
+  it('moves to another role without a gap when the binding is renamed with it: the new one created first, the old one emptied and listed once the watch shows it', () => {
+    const live = new Map([['a', ['default']]]);
+    const old = { ...crb('a', ['default']), name: 'old-exec.a', roleRef: 'old-role' };
+    expect(summary(planProfile(observed({ live, bindings: [old] })).actions)).toEqual(['create xxl-agent-exec.a default']);
+    const moved = planProfile(observed({ live, bindings: [old, crb('a', ['default'])] }));
+    expect(summary(moved.actions)).toEqual(['delete old-exec.a']);
   });
 
   it('uses a RoleBinding per namespace for RoleBinding profiles, and moves from ClusterRoleBindings without a gap', () => {

@@ -28,7 +28,7 @@ export type PlanAction =
       readonly listRanOut?: true;
     }
   | { readonly type: 'deleteBinding'; readonly binding: ObservedBinding; readonly why: string }
-  /** A binding of an earlier version keeps only the subjects some namespace still binds (`object`: it, with those). */
+  /** A binding of an earlier version keeps only the subjects some namespace still binds, listing those it loses (`object`: it, so written). */
   | { readonly type: 'shrinkBinding'; readonly binding: ObservedBinding; readonly object: BindingObject };
 
 /** What the executor performs, and why subjects go (for events and logs), by subjectKey. */
@@ -61,6 +61,8 @@ export interface ProfilePlan extends Actions {
   readonly overCap: ReadonlyMap<string, number>;
   /** The planner's memory per namespace. */
   readonly goneSince: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** When the profile step must look again (a list it wrote on a binding running out), epoch ms. */
+  readonly wakeAtMs: number | undefined;
 }
 
 /**
@@ -71,13 +73,16 @@ export interface ProfilePlan extends Actions {
  * - a binding is written only to the ClusterRole Outrigger owns for this profile, holding exactly its rules;
  * - a subject is added only for a live pod that carries the agent as injected;
  * - each binding holds one namespace's ServiceAccounts, at most the cap of them;
- * - a binding is deleted only when the subjects it holds that are still wanted are bound elsewhere (create before empty),
- *   or at once when its grant must stop (a foreign role, no exec guard);
+ * - a binding is deleted only when the subjects it holds that are still wanted are bound elsewhere (create before empty);
+ *   when its grant must stop (a foreign role, no exec guard) it is emptied at once;
  * - a binding of an earlier version only loses subjects, and keeps none that no namespace binds any more;
  * - planning a namespace alone gives what planning the whole profile gives for it;
- * - a ServiceAccount removed from a binding of its namespace stays listed on it as revoked for
- *   `revokedKeepMs`, and such a binding is deleted only once it holds and lists no one (the exec
- *   guard judges requests the API server authorized before the removal).
+ * - whoever a binding holds or lists in force stays held or listed by one of the profile's
+ *   bindings, at every step of the plan: a ServiceAccount removed from a binding, by any path, is
+ *   listed on it as revoked for `revokedKeepMs` (unless the watch shows it bound elsewhere), and a
+ *   binding is deleted only once it holds and lists no one else (the exec guard judges requests
+ *   the API server authorized before the removal). Only when the grant must stop at once and one
+ *   binding's list would outgrow REVOKED_LIST_MAX_CHARS does the rest go unlisted.
  */
 export function planProfile(o: ObservedProfile): ProfilePlan {
   const rbac = o.profile?.rbac;
@@ -90,7 +95,7 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
   const why = revokeWhy(o, roleState);
   if (why !== undefined) return revokeAll(o, roleState, why);
   // While the role is being repaired nothing is bound to it: the next reconcile follows the watch.
-  if (roleState === 'repairing') return { actions, roleState, namespaces: new Map(), subjects: countSubjects(o.bindings), overCap: new Map(), removedBecause: new Map(), goneSince: o.goneSince };
+  if (roleState === 'repairing') return { actions, roleState, namespaces: new Map(), subjects: countSubjects(o.bindings), overCap: new Map(), removedBecause: new Map(), goneSince: o.goneSince, wakeAtMs: undefined };
 
   const grouped = groupBindings(o.bindings);
   const plans = [...namespacesOf(o)].map((namespace) => planIn(o, namespace, grouped));
@@ -98,16 +103,28 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
   // to be bound in its own, and meanwhile loses every subject no namespace binds any more, so one
   // namespace that cannot move holds back no one's revocation.
   const targets = new Set(plans.flatMap((p) => (p.target ? [p.target] : [])));
+  const occupied = new Set(plans.flatMap((p) => (p.occupied ? [p.occupied] : [])));
   const waiting = new Set(plans.flatMap((p) => [...p.waiting]));
   const binds = new Set(plans.flatMap((p) => [...p.binds]));
+  const boundNow = new Set([...binds].filter((k) => !waiting.has(k)));
+  const expiries: number[] = [];
   const legacy = o.bindings.flatMap((binding): PlanAction[] => {
     if (binding.namespace !== undefined || targets.has(bindingId(binding))) return [];
-    if (!binding.subjects.some((s) => waiting.has(subjectKey(s)))) {
+    // One that holds a namespace binding's name with another role must go first: it waits for no one.
+    const occupies = occupied.has(bindingId(binding));
+    const waits = !occupies && binding.subjects.some((s) => waiting.has(subjectKey(s)));
+    const keep = waits ? binding.subjects.filter((s) => binds.has(subjectKey(s))) : [];
+    const keepKeys = new Set(keep.map(subjectKey));
+    const bound = occupies ? new Set<string>() : boundNow;
+    const dropped = binding.subjects.filter((s) => !keepKeys.has(subjectKey(s)) && !bound.has(subjectKey(s)));
+    const { revoked, unlisted } = listRemoved(binding, dropped, bound, o);
+    const subjects = normalizeSubjects([...keep, ...unlisted]);
+    if (subjects.length === 0 && !revoked) {
       return [{ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'its subjects are bound in the binding of their namespace' }];
     }
-    const held = binding.subjects.filter((s) => binds.has(subjectKey(s)));
-    if (held.length === binding.subjects.length && !binding.untidy) return [];
-    return [{ type: 'shrinkBinding', binding, object: observedBindingWith(o.name, binding, held) }];
+    if (revoked) expiries.push(revoked.untilMs);
+    if (sameSubjects(binding.subjects, subjects) && !binding.untidy && sameRevoked(binding.revoked, revoked)) return [];
+    return [{ type: 'shrinkBinding', binding, object: observedBindingWith(o.name, binding, subjects, revoked) }];
   });
   const writes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'writeBinding'));
   const deletes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'deleteBinding'));
@@ -119,6 +136,7 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
     overCap: new Map(plans.flatMap((p) => (p.overCap === undefined ? [] : [[p.namespace, p.overCap] as const]))),
     removedBecause: new Map(plans.flatMap((p) => [...p.removedBecause])),
     goneSince: new Map(plans.flatMap((p) => (p.goneSince.size > 0 ? [[p.namespace, p.goneSince] as const] : []))),
+    wakeAtMs: earliest(expiries),
   };
 }
 
@@ -168,6 +186,8 @@ interface NamespaceWork extends NamespacePlan {
   readonly waiting: ReadonlySet<string>;
   /** Every subject this namespace's plan binds (within the cap). */
   readonly binds: ReadonlySet<string>;
+  /** The binding that holds the target's name with another role, which empties and goes before the target can be written. */
+  readonly occupied: string | undefined;
 }
 
 function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, legacySubjects }: GroupedBindings): NamespaceWork {
@@ -194,21 +214,24 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const targetId = shape ? bindingId({ kind: shape.kind, name: shape.metadata.name, namespace: shape.metadata.namespace }) : undefined;
   const stored = targetId === undefined ? undefined : [...here, ...legacy].find((b) => bindingId(b) === targetId);
   const ownRole = stored !== undefined && stored.roleRef === rbac?.clusterRole;
+  // roleRef cannot change: a binding of the target's name with another role empties and goes first.
+  const occupied = stored !== undefined && !ownRole ? targetId : undefined;
   // Those it loses stay listed for the exec guard; while any are, the binding stays, holding no one else.
   const { subjects: final, revoked, deferred } = ownRole ? revokeWithin(stored, planned, o) : { subjects: planned, revoked: undefined, deferred: [] };
   deferred.forEach((s) => removedBecause.delete(subjectKey(s)));
   const kept = final;
   const keptKeys = new Set(kept.map(subjectKey));
-  const object = rbac && (kept.length > 0 || revoked) ? bindingIn(o.name, rbac, namespace, kept, revoked) : undefined;
+  const object = rbac && !occupied && (kept.length > 0 || revoked) ? bindingIn(o.name, rbac, namespace, kept, revoked) : undefined;
   const target = object ? targetId : undefined;
   const writes: PlanAction[] = [];
   const deletes: PlanAction[] = [];
-  if (object && stored && stored.roleRef !== object.roleRef.name) {
-    // roleRef is immutable: the old one goes, and the next reconcile creates it anew.
-    deletes.push({ type: 'deleteBinding', binding: stored, why: `it refers to ClusterRole ${stored.roleRef}, not ${object.roleRef.name}` });
-  } else if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && sameRevoked(stored.revoked, revoked))) {
+  if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && sameRevoked(stored.revoked, revoked))) {
     const listRanOut = stored !== undefined && !stored.untidy && sameSubjects(stored.subjects, object.subjects);
     writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [], ...(listRanOut ? { listRanOut } : {}) });
+  }
+  if (occupied && stored) {
+    const why = `its binding refers to ClusterRole ${stored.roleRef}, not ${rbac?.clusterRole} (a roleRef cannot change): bound again once REVOKED_KEEP has passed and the binding is written anew`;
+    stored.subjects.forEach((s) => removedBecause.set(subjectKey(s), why));
   }
 
   // Bound where they belong, as the watch shows it: what a delete may rely on. Subjects over the
@@ -216,21 +239,27 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const boundInTarget = new Set(ownRole ? stored.subjects.map(subjectKey) : []);
   const binds = keptKeys;
   const waiting = new Set([...binds].filter((k) => !boundInTarget.has(k)));
+  const boundNow = new Set([...binds].filter((k) => boundInTarget.has(k)));
   const expiries = revoked ? [revoked.untilMs] : [];
   for (const binding of here) {
-    if (bindingId(binding) === target) continue;
-    if (binding.subjects.some((s) => waiting.has(subjectKey(s)))) continue; // create before empty: its subjects are written elsewhere first
-    const left = revokedAfter(binding, binding.subjects.filter((s) => !binds.has(subjectKey(s))), binds, o);
-    if (!left) deletes.push({ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more' });
-    else {
-      expiries.push(left.untilMs);
-      if (binding.subjects.length > 0 || binding.untidy || !sameRevoked(binding.revoked, left)) {
-        writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, [], left), create: false, before: binding.subjects });
-      }
+    const id = bindingId(binding);
+    if (id === target) continue;
+    const occupies = id === occupied;
+    if (!occupies && binding.subjects.some((s) => waiting.has(subjectKey(s)))) continue; // create before empty: its subjects are written elsewhere first
+    const bound = occupies ? new Set<string>() : boundNow;
+    const { revoked: left, unlisted } = listRemoved(binding, binding.subjects.filter((s) => !bound.has(subjectKey(s))), bound, o);
+    if (!left && unlisted.length === 0) {
+      const why = occupies ? `it refers to ClusterRole ${binding.roleRef}, not ${rbac?.clusterRole}` : binding.subjects.length === 0 ? 'it is empty' : 'no subject of it is wanted here any more';
+      deletes.push({ type: 'deleteBinding', binding, why });
+      continue;
+    }
+    if (left) expiries.push(left.untilMs);
+    if (!sameSubjects(binding.subjects, unlisted) || binding.untidy || !sameRevoked(binding.revoked, left)) {
+      writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, unlisted, left), create: false, before: binding.subjects });
     }
   }
-  const wakeAtMs = [wanted.wakeAtMs, ...expiries].reduce<number | undefined>((a, b) => (b === undefined ? a : a === undefined ? b : Math.min(a, b)), undefined);
-  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs, target, waiting, binds };
+  const wakeAtMs = earliest([wanted.wakeAtMs, ...expiries]);
+  return { namespace, actions: [...writes, ...deletes], removedBecause, subjects: occupied ? 0 : kept.length, overCap, goneSince: wanted.goneSince, wakeAtMs, target, waiting, binds, occupied };
 }
 
 /** How long a binding's revoked list may grow, in characters: well within the API server's 256 KiB of annotations per object. */
@@ -243,25 +272,33 @@ export const REVOKED_LIST_MAX_CHARS = 128 * 1024;
  */
 function revokeWithin(stored: ObservedBinding, kept: readonly SaSubject[], o: ObservedProfile): { subjects: SaSubject[]; revoked: RevokedSubjects | undefined; deferred: SaSubject[] } {
   const keptKeys = new Set(kept.map(subjectKey));
-  const earlier = (listedStill(stored, o.nowMs)?.subjects ?? []).filter((s) => !keptKeys.has(subjectKey(s)));
-  let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, s) => n + subjectKey(s).length + 1, 0);
-  const removed: SaSubject[] = [];
-  const deferred: SaSubject[] = [];
-  for (const s of stored.subjects) {
-    if (keptKeys.has(subjectKey(s))) continue;
-    const chars = subjectKey(s).length + 1;
-    if (chars <= room) {
-      removed.push(s);
-      room -= chars;
-    } else deferred.push(s);
-  }
-  const revoked = revokedAfter(stored, removed, keptKeys, o);
+  const { revoked, unlisted: deferred } = listRemoved(stored, stored.subjects.filter((s) => !keptKeys.has(subjectKey(s))), keptKeys, o);
   if (deferred.length === 0) return { subjects: [...kept], revoked, deferred };
   const wasBound = new Set(stored.subjects.map(subjectKey));
   const bound = kept.filter((s) => wasBound.has(subjectKey(s)));
   const added = kept.filter((s) => !wasBound.has(subjectKey(s)));
   const space = Math.max(0, o.maxPerNamespace - bound.length - deferred.length);
   return { subjects: normalizeSubjects([...bound, ...deferred, ...added.slice(0, space)]), revoked, deferred };
+}
+
+/**
+ * What `binding` lists once `removed` leave it: those it lists still in force, less any `bound`
+ * (where the guard judges them anyway), and as many of `removed` as fit REVOKED_LIST_MAX_CHARS;
+ * `unlisted`, those that did not fit, which only a grant that must stop at once drops.
+ */
+function listRemoved(binding: ObservedBinding, removed: readonly SaSubject[], bound: ReadonlySet<string>, o: ObservedProfile): { revoked: RevokedSubjects | undefined; unlisted: SaSubject[] } {
+  const earlier = (listedStill(binding, o.nowMs)?.subjects ?? []).filter((s) => !bound.has(subjectKey(s)));
+  let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, s) => n + subjectKey(s).length + 1, 0);
+  const listed: SaSubject[] = [];
+  const unlisted: SaSubject[] = [];
+  for (const s of removed) {
+    const chars = subjectKey(s).length + 1;
+    if (chars <= room) {
+      listed.push(s);
+      room -= chars;
+    } else unlisted.push(s);
+  }
+  return { revoked: revokedAfter(binding, listed, bound, o), unlisted };
 }
 
 /** What a binding lists as revoked once `removed` leave it: those removed now, for `keepMs`, and those it lists still in force, less any bound again. */
@@ -309,11 +346,27 @@ function stateOfRole(o: ObservedProfile, rbac: ProfileRbac | undefined): RoleSta
   return o.role && sameRules(o.role.rules, rbac.rules) ? 'ready' : 'repairing';
 }
 
-/** Every binding of the profile goes at once: its grant must not outlive the reason. */
+/**
+ * Every binding of the profile is emptied at once: its grant must not outlive the reason. Each
+ * lists whom it held for the exec guard (as many as fit), and goes once its list runs out.
+ */
 function revokeAll(o: ObservedProfile, roleState: RoleState, why: string): ProfilePlan {
   const removedBecause = new Map(o.bindings.flatMap((b) => b.subjects.map((s) => [subjectKey(s), why] as const)));
-  const actions = o.bindings.map((binding): PlanAction => ({ type: 'deleteBinding', binding, why }));
-  return { actions, roleState, namespaces: new Map(), subjects: 0, overCap: new Map(), removedBecause, goneSince: new Map() };
+  const writes: PlanAction[] = [];
+  const deletes: PlanAction[] = [];
+  const expiries: number[] = [];
+  for (const binding of o.bindings) {
+    const { revoked } = listRemoved(binding, binding.subjects, new Set(), o);
+    if (!revoked) {
+      deletes.push({ type: 'deleteBinding', binding, why });
+      continue;
+    }
+    expiries.push(revoked.untilMs);
+    if (binding.subjects.length === 0 && !binding.untidy && sameRevoked(binding.revoked, revoked)) continue;
+    const object = observedBindingWith(o.name, binding, [], revoked);
+    writes.push(binding.namespace === undefined ? { type: 'shrinkBinding', binding, object } : { type: 'writeBinding', namespace: binding.namespace, object, create: false, before: binding.subjects });
+  }
+  return { actions: [...writes, ...deletes], roleState, namespaces: new Map(), subjects: 0, overCap: new Map(), removedBecause, goneSince: new Map(), wakeAtMs: earliest(expiries) };
 }
 
 /**
@@ -326,6 +379,10 @@ function capNamespace(namespace: string, subjects: readonly SaSubject[], bound: 
   const keep = new Set(kept.map(subjectKey));
   subjects.filter((s) => !keep.has(subjectKey(s))).forEach((s) => removedBecause.set(subjectKey(s), `namespace ${namespace} has ${subjects.length} ServiceAccounts with agents, over the cap of ${max}`));
   return normalizeSubjects(kept);
+}
+
+function earliest(times: readonly (number | undefined)[]): number | undefined {
+  return times.reduce<number | undefined>((a, b) => (b === undefined ? a : a === undefined ? b : Math.min(a, b)), undefined);
 }
 
 function countSubjects(bindings: readonly ObservedBinding[]): number {
