@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AuthorizationV1Api, KubeConfig } from '@kubernetes/client-node';
 import { referenceProfile } from '@outrigger/agent-profiles';
-import { runBuildScript, DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render, suiteKubectl } from '@outrigger/control-plane';
+import { CLUSTER_SCOPED_KINDS, runBuildScript, DEPLOY_DIR, INSTALL_NAMESPACE, KUSTOMIZATIONS, render, suiteKubectl } from '@outrigger/control-plane';
 import { certManagerPermissions, EXEC_GUARD_KINDS, execGuardName, injectorPermissions, INSTALL_NAMES, rbacSyncerPermissions } from '@outrigger/install';
 import type { RequiredPermission } from '@outrigger/kube';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -33,6 +33,29 @@ describe('server-side dry-run apply', () => {
   it.each(KUSTOMIZATIONS)('kubectl apply --server-side --dry-run=server -k deploy/%s', (path) => {
     const out = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=outrigger-deploy-test', '-k', join(DEPLOY_DIR, path)]);
     expect(out).toMatch(/serverside-applied|configured|created|unchanged/);
+  });
+});
+
+describe("objects' scope, as the API server serves their kinds", () => {
+  const served = new Map<string, { resources: { kind: string; name: string; namespaced: boolean }[] }>();
+  const namespaced = (apiVersion: string, kind: string): boolean => {
+    if (!served.has(apiVersion)) served.set(apiVersion, JSON.parse(kubectl(['get', '--raw', apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`])));
+    const resource = served.get(apiVersion)?.resources.find((r) => r.kind === kind && !r.name.includes('/'));
+    if (!resource) throw new Error(`the API server serves no ${kind} in ${apiVersion}`);
+    return resource.namespaced;
+  };
+  const scope = (isNamespaced: boolean) => (isNamespaced ? 'namespaced' : 'cluster-scoped');
+
+  it.each(KUSTOMIZATIONS)('deploy/%s: a namespace on exactly the objects of a namespaced kind', (path) => {
+    const objects = render(kubectlBin, path);
+    const placed = objects.map((o) => `${o.kind}/${o.metadata.name} ${scope(o.metadata.namespace !== undefined)}`);
+    expect(placed).toEqual(objects.map((o) => `${o.kind}/${o.metadata.name} ${scope(namespaced(o.apiVersion, o.kind))}`));
+  });
+
+  it('CLUSTER_SCOPED_KINDS, by which the unit tests place objects without an API server, are the cluster-scoped kinds the bases and overlays ship', () => {
+    const kinds = new Map(KUSTOMIZATIONS.flatMap((path) => render(kubectlBin, path)).map((o) => [o.kind, o.apiVersion]));
+    const clusterScoped = [...kinds].filter(([kind, apiVersion]) => !namespaced(apiVersion, kind)).map(([kind]) => kind);
+    expect(clusterScoped.sort()).toEqual([...CLUSTER_SCOPED_KINDS].sort());
   });
 });
 
@@ -198,6 +221,11 @@ describe('SubjectAccessReview matrix of the shipped RBAC', () => {
     const own = new Set((NEEDED['outrigger-injector'] ?? []).map(describeAccess));
     const everything = [...INJECTOR_DENIED, ...Object.values(NEEDED).flat()].filter((a) => !own.has(describeAccess(a)));
     expect(await check('outrigger-injector', everything)).toEqual(allFalse(everything));
+  });
+
+  it('the cert-manager may record Events in its namespace and in default, nowhere else', async () => {
+    const elsewhere = ['kube-system', 'kube-public', 'team-a'].map((namespace): Access => ({ verb: 'create', resource: 'events', namespace }));
+    expect(await check(INSTALL_NAMES.certManager, elsewhere)).toEqual(allFalse(elsewhere));
   });
 
   it('the review itself discriminates: a ServiceAccount bound to cluster-admin would fail the matrix', async () => {

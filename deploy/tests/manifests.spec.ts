@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { buildMutatingWebhookConfiguration } from '@outrigger/admission';
 import { parseAgentProfile, referenceProfile } from '@outrigger/agent-profiles';
-import { resolveBinaries, deployedMemoryLimit, INSTALL_NAMESPACE, KUSTOMIZATIONS, kustomizationFiles, render, type RenderedObject } from '@outrigger/control-plane';
+import { resolveBinaries, deployedMemoryLimit, INSTALL_NAMESPACE, intendedNamespace, KUSTOMIZATIONS, kustomizationFiles, render, type RenderedObject } from '@outrigger/control-plane';
+import { certManagerPermissions, INSTALL_NAMES } from '@outrigger/install';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -23,6 +24,19 @@ function find(path: string, kind: string, name: string): RenderedObject {
   return object;
 }
 const deployments = (path: string) => objects(path).filter((o) => o.kind === 'Deployment') as any[];
+
+/** Every request a ServiceAccount of the install namespace may make by the RBAC `path` renders, as `verb group/resource[/name] in namespace|(cluster)`. */
+function granted(path: string, serviceAccount: string): string[] {
+  const bindings = objects(path).filter((o: any) => /^(Cluster)?RoleBinding$/.test(o.kind) && o.subjects.some((s: any) => s.kind === 'ServiceAccount' && s.name === serviceAccount && s.namespace === INSTALL_NAMESPACE)) as any[];
+  return bindings.flatMap((binding) => {
+    const scope = binding.kind === 'RoleBinding' ? binding.metadata.namespace : undefined;
+    const role = objects(path).find((o) => o.kind === binding.roleRef.kind && o.metadata.name === binding.roleRef.name && o.metadata.namespace === (binding.roleRef.kind === 'Role' ? scope : undefined)) as any;
+    if (!role) throw new Error(`${binding.kind} ${binding.metadata.name} refers to ${binding.roleRef.kind} ${binding.roleRef.name}, which ${path} does not render`);
+    return role.rules.flatMap((r: any) =>
+      r.apiGroups.flatMap((g: string) => r.resources.flatMap((res: string) => r.verbs.flatMap((v: string) => (r.resourceNames ?? [undefined]).map((n?: string) => `${v} ${g}/${res}${n ? `/${n}` : ''} in ${scope ?? '(cluster)'}`)))),
+    );
+  });
+}
 
 /**
  * The configuration the admission library builds for the shipped names (service mode), with the
@@ -53,13 +67,10 @@ describe('deploy/ kustomizations', () => {
     }
   });
 
-  it.each(KUSTOMIZATIONS)('%s renders, every namespaced object in outrigger-system', (path) => {
+  it.each(KUSTOMIZATIONS)('%s renders, no cluster-scoped object with a namespace, every namespaced one in its own', (path) => {
     expect(objects(path).length).toBeGreaterThan(0);
-    for (const object of objects(path)) {
-      // Cluster-scoped (kustomize does not know the admission policy kinds and namespaces them anyway; the API server ignores it).
-      if (['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CustomResourceDefinition', 'AgentProfile', 'PriorityClass'].includes(object.kind)) continue;
-      expect(object.metadata.namespace, `${object.kind}/${object.metadata.name}`).toBe(INSTALL_NAMESPACE);
-    }
+    const placed = (namespace: (o: RenderedObject) => string | undefined) => objects(path).map((o) => `${o.kind}/${o.metadata.name} in ${namespace(o) ?? '(cluster)'}`);
+    expect(placed((o) => o.metadata.namespace)).toEqual(placed(intendedNamespace));
   });
 
   it.each(['overlays/dev', 'overlays/prod', 'overlays/prod-mtls', 'overlays/prod-jetstack'])('%s: ships the CRD and exactly the reference AgentProfile, and no profiles ConfigMap', (path) => {
@@ -140,6 +151,16 @@ describe('deploy/ kustomizations', () => {
     ]);
   });
 
+  it("the cert-manager's RBAC grants exactly what it declares (libs/install certManagerPermissions): Events only in its namespace and in default", () => {
+    const declared = certManagerPermissions({
+      namespace: INSTALL_NAMES.namespace,
+      secrets: [INSTALL_NAMES.caSecret, INSTALL_NAMES.servingSecret],
+      webhooks: [INSTALL_NAMES.webhook],
+      lease: { namespace: INSTALL_NAMES.namespace, name: INSTALL_NAMES.certManager },
+    }).map((p) => `${p.verb} ${p.group}/${p.resource}${p.name ? `/${p.name}` : ''} in ${p.namespace ?? '(cluster)'}`);
+    expect(granted('base/cert-manager', INSTALL_NAMES.certManager).sort()).toEqual([...new Set(declared)].sort());
+  });
+
   it('each service has a memory limit the benches can run it under', () => {
     for (const app of ['injector', 'rbac-syncer', 'cert-manager'] as const) expect(deployedMemoryLimit(app)).toBeGreaterThanOrEqual(64 * 2 ** 20);
   });
@@ -150,14 +171,14 @@ describe('deploy/ kustomizations', () => {
     expect(images('overlays/prod')).toEqual(['ghcr.io/outrigger/cert-manager:0.1.0', 'ghcr.io/outrigger/injector:0.1.0', 'ghcr.io/outrigger/rbac-syncer:0.1.0']);
   });
 
-  it('dev logs at debug level; prod runs 2+ replicas with anti-affinity, PriorityClass outrigger-critical and network policies, with no API server flags needed', () => {
+  it('dev logs at debug level and pulls its re-pushed :dev images on every start; prod runs 2+ replicas, PriorityClass outrigger-critical and network policies, with no API server flags needed', () => {
     for (const d of deployments('overlays/dev')) {
       expect(d.spec.replicas).toBe(1);
       expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: 'LOG_LEVEL', value: 'debug' });
+      for (const c of d.spec.template.spec.containers) expect(c.imagePullPolicy, `${d.metadata.name} ${c.name}`).toBe('Always');
     }
     for (const d of deployments('overlays/prod')) {
       expect(d.spec.replicas).toBeGreaterThanOrEqual(2);
-      expect(d.spec.template.spec.affinity.podAntiAffinity).toBeDefined();
       expect(d.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('LOG_LEVEL');
       // The webhook fails closed: its services are not the first to be preempted.
       expect(d.spec.template.spec.priorityClassName).toBe('outrigger-critical');
@@ -166,6 +187,19 @@ describe('deploy/ kustomizations', () => {
     expect(objects('overlays/prod').filter((o) => o.kind === 'NetworkPolicy').length).toBeGreaterThan(0);
     const injector = find('overlays/prod', 'Deployment', 'outrigger-injector') as any;
     expect(injector.spec.template.spec.containers[0].env.map((e: any) => e.name)).not.toContain('CLIENT_CA_FILE');
+  });
+
+  it.each(['overlays/prod', 'overlays/local'])('%s: each replica goes only to a node with the fewest of its revision among those it may run on, one node enough', (path) => {
+    for (const d of deployments(path)) {
+      expect(d.spec.template.spec.topologySpreadConstraints, d.metadata.name).toContainEqual({
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'DoNotSchedule',
+        nodeTaintsPolicy: 'Honor',
+        matchLabelKeys: ['pod-template-hash'],
+        labelSelector: { matchLabels: d.spec.selector.matchLabels },
+      });
+    }
   });
 
   it('prod-mtls is prod plus mutual TLS on the injector, nothing else', () => {
@@ -190,7 +224,9 @@ describe('deploy/ kustomizations', () => {
       'Deployment/outrigger-cert-manager',
       'PodDisruptionBudget/outrigger-cert-manager',
       'Role/outrigger-cert-manager',
+      'Role/outrigger-cert-manager-events',
       'RoleBinding/outrigger-cert-manager',
+      'RoleBinding/outrigger-cert-manager-events',
       'Service/outrigger-cert-manager-metrics',
       'ServiceAccount/outrigger-cert-manager',
       'ValidatingAdmissionPolicy/outrigger-cert-manager-confinement',

@@ -101,6 +101,11 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     expect(getJson(['secret', 'outrigger-webhook-ca', '-n', ns])).toBeDefined();
     const caBundle = await poll('the caBundle', () => getJson(['mutatingwebhookconfiguration', 'outrigger-injector'])?.webhooks?.[0]?.clientConfig?.caBundle as string | undefined);
     expect(Buffer.from(caBundle, 'base64').toString('utf8')).toContain('-----BEGIN CERTIFICATE-----');
+    // Its Events: about the Secrets beside them, about the cluster-scoped webhook configuration in `default`.
+    const recorded = (namespace: string, kind: string) => getJson(['events', '-n', namespace, '--field-selector', `involvedObject.kind=${kind},reportingComponent=outrigger-cert-manager`])?.items?.length > 0 || undefined;
+    await poll('an Event about a Secret', () => recorded(ns, 'Secret'));
+    await poll('an Event about the webhook configuration', () => recorded('default', 'MutatingWebhookConfiguration'));
+    expect(readFileSync(join(dir, 'cert-manager.log'), 'utf8')).not.toMatch(/could not record/);
   });
 
   it('injector as system:serviceaccount:outrigger-system:outrigger-injector serves the leaf it watches in its Secret, not the stale mounted one, and reads the AgentProfiles', async () => {

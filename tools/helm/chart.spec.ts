@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { repoRoot, resolveBinaries, resolveToolDir, type RenderedObject } from '@outrigger/control-plane';
+import { intendedNamespace, repoRoot, resolveBinaries, resolveToolDir, type RenderedObject } from '@outrigger/control-plane';
 import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,15 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(template()).toEqual(byKey(prod));
   });
 
+  it.each([
+    ['by default', []],
+    ['with every component on', TOGGLES.map((t) => `${t.value}.enabled=true`)],
+  ])('%s, puts no cluster-scoped object in a namespace and every namespaced one, hooks too, in its own', (_when, set) => {
+    const objects = rendered(set);
+    const placed = (namespace: (o: RenderedObject) => string | undefined) => objects.map((o) => `${o.kind}/${o.metadata.name} in ${namespace(o) ?? '(cluster)'}`);
+    expect(placed((o) => o.metadata.namespace)).toEqual(placed(intendedNamespace));
+  });
+
   it("labels every object with the release's name as app.kubernetes.io/instance, as the prod overlay labels with its installation's", () => {
     const prod = renders.get('000') as RenderedObject[];
     expect(new Set(prod.map((o) => o.metadata.labels?.[INSTANCE_LABEL]))).toEqual(new Set(['outrigger']));
@@ -98,7 +107,11 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     const permissions = uninstallHookPermissions(INSTALL_NAMES.namespace);
     expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
     expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
-    expect(rules('ClusterRole')).toEqual(['clusterrolebindings', 'rolebindings', 'clusterroles'].map((r) => ({ apiGroups: ['rbac.authorization.k8s.io'], resources: [r], verbs: ['list', 'delete'] })));
+    expect(rules('ClusterRole')).toEqual([
+      ...['clusterroles', 'clusterrolebindings', 'rolebindings'].map((r) => ({ apiGroups: ['rbac.authorization.k8s.io'], resources: [r], verbs: ['list', 'delete'] })),
+      // The mutating webhooks, for how long a request authorized before the roles went may take to reach the exec guard.
+      { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['list'] },
+    ]);
   });
 
   it('takes images by digest, replicas and the failure policy from its values', () => {

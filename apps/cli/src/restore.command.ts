@@ -9,7 +9,8 @@ export const restoreUsage = `usage: outrigger restore -f FILE|DIR|-... [--namesp
 Creates the objects of these manifests that do not exist in the cluster and never changes one that
 does: what \`outrigger check\` finds missing comes back as the files have it, and the rest of the
 install (your overlay's images, replicas, patches) stays as it is. Namespaced objects go into
---namespace (default ${INSTALL_NAMES.namespace}). E.g. from your own overlay:
+--namespace (default ${INSTALL_NAMES.namespace}), except those the manifests put in another one
+(e.g. default). E.g. from your own overlay:
 kubectl kustomize deploy/overlays/<yours> | outrigger restore -f -`;
 
 export async function restoreCommand(args: readonly string[], io: CommandIo): Promise<number> {

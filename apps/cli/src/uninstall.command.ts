@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
-import { findSyncedRbac, INSTALL_NAMES } from '@outrigger/install';
+import { findSyncedRbac, INSTALL_NAMES, readAuthorizedToGuardMs } from '@outrigger/install';
 import { deleteObject, type KubeClient, kubeJson, type ObjectRef, readObject, resourcePath } from '@outrigger/kube';
 import { PART_OF_OUTRIGGER } from './check/install-state.reader.js';
 import { type CommandIo, UsageError } from './command-io.js';
@@ -9,8 +9,9 @@ import { describeRef, type InstalledObjects, uninstallPlan } from './uninstall/u
 
 export const uninstallUsage = `usage: outrigger uninstall [--dry-run] [--kubeconfig FILE] [--namespace NS]
 Removes what Outrigger and its rbac-syncer created: the webhook configuration first (pod creation
-never breaks), the services, the agents' bindings and roles, the exec guard, the AgentProfile CRD
-and every AgentProfile, the services' RBAC and the install namespace. --dry-run lists them only.
+never breaks), the services, the agents' roles, then (after a pause while a request authorized
+before may still reach the exec guard) their bindings, the exec guard, the AgentProfile CRD and
+every AgentProfile, the services' RBAC and the install namespace. --dry-run lists them only.
 Namespace labels (outrigger.dev/injection) are left as they are.`;
 
 const POD_GONE_TIMEOUT_MS = 120_000;
@@ -35,6 +36,10 @@ export async function uninstallCommand(args: readonly string[], io: CommandIo): 
       if (!dryRun) await waitForPodsGone(kc, step.namespace, step.labelSelector);
       continue;
     }
+    if (step.kind === 'pause') {
+      if (!dryRun) await new Promise((resolve) => setTimeout(resolve, step.ms));
+      continue;
+    }
     for (const ref of step.objects) {
       if (!dryRun) await deleteObject(kc, ref);
       io.out(`  ${dryRun ? '' : 'deleted '}${describeRef(ref)}\n`);
@@ -54,14 +59,17 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
   const admission = 'admissionregistration.k8s.io/v1';
   const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}` };
   const namespaceRef = { apiVersion: 'v1', kind: 'Namespace', name: namespace };
-  const [webhooks, deployments, syncedRbac, policyBindings, policies, ownCrbs, ownRoles, priorityClasses, crd, ns] = await Promise.all([
+  const [webhooks, deployments, syncedRbac, authorizedToGuardMs, policyBindings, policies, ownCrbs, ownRoles, ownNamespacedRoles, ownRoleBindings, priorityClasses, crd, ns] = await Promise.all([
     refs(admission, 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', partOf),
     refs('apps/v1', 'Deployment', 'deployments', partOf, namespace),
     findSyncedRbac(kc),
+    readAuthorizedToGuardMs(kc),
     refs(admission, 'ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings', partOf),
     refs(admission, 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', partOf),
     refs(rbac, 'ClusterRoleBinding', 'clusterrolebindings', partOf),
     refs(rbac, 'ClusterRole', 'clusterroles', partOf),
+    refs(rbac, 'Role', 'roles', partOf),
+    refs(rbac, 'RoleBinding', 'rolebindings', partOf),
     refs('scheduling.k8s.io/v1', 'PriorityClass', 'priorityclasses', partOf),
     readObject(kc, crdRef),
     readObject(kc, namespaceRef),
@@ -71,10 +79,13 @@ async function findInstalled(kc: KubeClient, namespace: string): Promise<Install
     podSelector: partOf,
     webhookConfigurations: webhooks,
     deployments,
-    syncedRbac,
+    syncedRoles: syncedRbac.filter((ref) => ref.kind === 'ClusterRole'),
+    syncedBindings: syncedRbac.filter((ref) => ref.kind !== 'ClusterRole'),
+    authorizedToGuardMs,
     admissionPolicies: [...policyBindings, ...policies],
     crd: crd ? crdRef : undefined,
-    ownClusterObjects: [...ownCrbs, ...ownRoles, ...priorityClasses],
+    // Those in the install namespace go with it.
+    ownClusterObjects: [...ownCrbs, ...ownRoles, ...priorityClasses, ...[...ownRoleBindings, ...ownNamespacedRoles].filter((ref) => ref.namespace !== namespace)],
     installNamespace: ns?.metadata?.labels?.['app.kubernetes.io/part-of'] === 'outrigger' ? namespaceRef : undefined,
   };
 }

@@ -69,7 +69,7 @@ describe('the Helm pre-delete hook (remove-bindings.js)', () => {
     kubectl(['delete', '--ignore-not-found', 'clusterrole', `${HOOK}-${ns}`, `hook-e2e-agent-${ns}`]);
   });
 
-  it("stops the syncer, deletes nothing while its pods run, then deletes every object labelled as the syncer's and nothing else", async () => {
+  it("stops the syncer, deletes nothing while its pods run, then every object labelled as the syncer's and nothing else: roles, a wait, bindings", async () => {
     const child = spawn(process.execPath, [ENTRY], { env: { ...process.env, KUBECONFIG: hookConfig, POD_NAMESPACE: ns }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -79,7 +79,14 @@ describe('the Helm pre-delete hook (remove-bindings.js)', () => {
     expect(kubectl(['get', 'deployment', INSTALL_NAMES.rbacSyncer, '-n', ns, '-o', 'jsonpath={.spec.replicas}'])).toBe('0');
     expect(exists(`clusterrolebinding/hook-e2e-agent.${ns}`)).toBe(true);
     kubectl(['delete', 'pod', 'syncer', '-n', ns, '--grace-period=0', '--force']);
+    // The roles go first; the bindings, the exec guard's parameters, only after the wait.
+    await eventually(async () => exists(`clusterrole/hook-e2e-agent-${ns}`), (e) => !e, 'the role deleted');
+    expect(exists(`clusterrolebinding/hook-e2e-agent.${ns}`)).toBe(true);
+    expect(exists('rolebinding/hook-e2e-agent', ns)).toBe(true);
     expect(await exited, output).toBe(0);
+    expect(output).toContain('waiting 5 s before deleting the bindings: the exec guard judges their ServiceAccounts until then');
+    expect(output.indexOf(`deleted ClusterRole hook-e2e-agent-${ns}`)).toBeLessThan(output.indexOf('waiting 5 s'));
+    expect(output.indexOf('waiting 5 s')).toBeLessThan(output.indexOf(`deleted ClusterRoleBinding hook-e2e-agent.${ns}`));
     expect(output).toContain(`deleted ClusterRoleBinding hook-e2e-agent.${ns}`);
     expect(exists(`clusterrolebinding/hook-e2e-agent.${ns}`)).toBe(false);
     expect(exists('rolebinding/hook-e2e-agent', ns)).toBe(false);

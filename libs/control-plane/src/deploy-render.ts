@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppName } from './app-process.js';
 import { repoRoot } from './binaries.js';
+import { INSTALL_NAMESPACE } from './cluster/outrigger-install.js';
 import { parse, parseAllDocuments } from 'yaml';
 
 /** A rendered Kubernetes object, as plain JSON. */
@@ -38,6 +39,34 @@ export function render(kubectl: string, path: string): RenderedObject[] {
     if (doc.errors.length > 0) throw doc.errors[0];
     return doc.toJS() as RenderedObject;
   });
+}
+
+/**
+ * The kinds deploy/ and its Helm chart ship that are cluster-scoped; every other kind they ship is
+ * namespaced (deploy/tests/manifests.e2e.ts holds this to a real API server's discovery).
+ */
+export const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'AgentProfile',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'PriorityClass',
+]);
+
+/** The namespaced objects deploy/ puts outside the install namespace: the cert-manager's right to record Events about cluster-scoped objects, which go to `default`. */
+const OUTSIDE_INSTALL_NAMESPACE: Readonly<Record<string, string>> = {
+  'Role/outrigger-cert-manager-events': 'default',
+  'RoleBinding/outrigger-cert-manager-events': 'default',
+};
+
+/** The namespace deploy/ means an object to be in: none for a cluster-scoped kind. */
+export function intendedNamespace(object: RenderedObject): string | undefined {
+  if (CLUSTER_SCOPED_KINDS.has(object.kind)) return undefined;
+  return OUTSIDE_INSTALL_NAMESPACE[`${object.kind}/${object.metadata.name}`] ?? INSTALL_NAMESPACE;
 }
 
 export function readDeployFile(path: string): string {

@@ -60,10 +60,10 @@ describe('injectorPermissions', () => {
 });
 
 describe('certManagerPermissions', () => {
-  it('writes its Secrets and webhook configurations by name only; creates are unnamed, as RBAC cannot name what does not exist yet', () => {
+  it('writes its Secrets and webhook configurations by name only; creates are unnamed, as RBAC cannot name what does not exist yet, and Events only in its namespace and in default', () => {
     const list = certManagerPermissions({ namespace: 'ns', secrets: ['ca', 'tls'], webhooks: ['hook'], lease: { namespace: 'ns', name: 'lease' } });
     const writes = list.filter((p) => ['update', 'patch'].includes(p.verb));
     expect(writes.map((p) => `${p.verb} ${p.resource}/${p.name}`)).toEqual(['update secrets/ca', 'update secrets/tls', 'patch mutatingwebhookconfigurations/hook', 'update leases/lease']);
-    expect(list.filter((p) => p.name === undefined).map((p) => `${p.verb} ${p.resource} in ${p.namespace}`)).toEqual(['create secrets in ns', 'create leases in ns', 'create events in default']);
+    expect(list.filter((p) => p.name === undefined).map((p) => `${p.verb} ${p.resource} in ${p.namespace}`)).toEqual(['create secrets in ns', 'create leases in ns', 'create events in ns', 'create events in default']);
   });
 });

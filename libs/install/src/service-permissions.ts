@@ -26,8 +26,9 @@ export function injectorPermissions(options: { readonly servingSecret?: { readon
 
 /**
  * What the cert-manager does against the API server: create and keep its two Secrets, patch the
- * caBundle of the webhook configurations it names, lead by its Lease, and record Events about the
- * (cluster-scoped) webhook configurations in `default`. Granted by deploy/base/cert-manager.
+ * caBundle of the webhook configurations it names, lead by its Lease, and record Events about its
+ * Secrets beside them and about the (cluster-scoped) webhook configurations in `default`. Granted
+ * by deploy/base/cert-manager.
  */
 export function certManagerPermissions(options: { readonly namespace: string; readonly secrets: readonly string[]; readonly webhooks: readonly string[]; readonly lease: LeaseRef }): RequiredPermission[] {
   const { namespace, lease } = options;
@@ -36,6 +37,7 @@ export function certManagerPermissions(options: { readonly namespace: string; re
     ...options.secrets.flatMap((name) => ['get', 'list', 'watch', 'update'].map((verb) => ({ verb, group: '', resource: 'secrets', namespace, name }))),
     ...options.webhooks.flatMap((name) => ['get', 'list', 'watch', 'patch'].map((verb) => ({ verb, group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations', name }))),
     ...leasePermissions(lease),
+    { verb: 'create', group: '', resource: 'events', namespace },
     { verb: 'create', group: '', resource: 'events', namespace: 'default' },
   ];
 }

@@ -73,6 +73,20 @@ describe('restoreObjects', () => {
     ]);
   });
 
+  it('keeps an object the file puts in another namespace there, e.g. the Role for Events in default, with its subjects moved', async () => {
+    const api = apiServer([]);
+    const inDefault = `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: outrigger-cert-manager-events, namespace: default }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: outrigger-cert-manager-events }
+subjects: [{ kind: ServiceAccount, name: outrigger-cert-manager, namespace: outrigger-system }]
+`;
+    const outcomes = await restoreObjects(api, manifestObjects(inDefault, 'rbac.yaml'), 'tools');
+    expect(outcomes).toEqual([{ object: 'RoleBinding default/outrigger-cert-manager-events', result: 'created' }]);
+    expect(api.created.map((c) => c.path)).toEqual(['/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings']);
+    expect((api.created[0]?.body as { subjects: unknown[] }).subjects).toEqual([{ kind: 'ServiceAccount', name: 'outrigger-cert-manager', namespace: 'tools' }]);
+  });
+
   it('names a document that is not an object, and unwraps Lists', () => {
     expect(() => manifestObjects('kind: Secret\n', 'x.yaml')).toThrow('x.yaml: document 0 is not a Kubernetes object');
     expect(manifestObjects('apiVersion: v1\nkind: List\nitems: [{ apiVersion: v1, kind: ServiceAccount, metadata: { name: a } }]\n', 'list.yaml')).toHaveLength(1);

@@ -24,20 +24,25 @@ export function manifestObjects(text: string, source: string): Json[] {
   });
 }
 
+/** Whether an object or subject in this namespace (none: the install's) follows the install into another one. */
+const followsInstall = (objectNamespace: unknown) => !objectNamespace || objectNamespace === INSTALL_NAMES.namespace;
+
 /**
  * Creates each object that does not exist and leaves every one that does exactly as it is, so the
  * missing parts of an install come back as the files have them and nothing of an overlay is undone.
- * Namespaced objects go into `namespace`, with the ServiceAccount subjects of the install namespace
- * (as Kustomize's namespace setting moves them).
+ * Namespaced objects of the install namespace (or of none) go into `namespace`, with the
+ * ServiceAccount subjects of the install namespace; one the file puts elsewhere (the cert-manager's
+ * Role for Events in `default`) stays there.
  */
 export async function restoreObjects(kc: KubeClient, objects: readonly Json[], namespace: string): Promise<RestoreOutcome[]> {
   const outcomes: RestoreOutcome[] = [];
   for (const object of objects) {
     const { resource, namespaced } = await discoverResource(kc, object.apiVersion, object.kind);
-    const body = inNamespace(object, namespace, namespaced);
-    const described = `${object.kind} ${namespaced ? `${namespace}/` : ''}${object.metadata.name}`;
+    const into = namespaced ? (followsInstall(object.metadata.namespace) ? namespace : (object.metadata.namespace as string)) : undefined;
+    const body = inNamespace(object, namespace, into);
+    const described = `${object.kind} ${into ? `${into}/` : ''}${object.metadata.name}`;
     try {
-      const path = resourcePath({ apiVersion: object.apiVersion, resource, namespace: namespaced ? namespace : undefined });
+      const path = resourcePath({ apiVersion: object.apiVersion, resource, namespace: into });
       await kubeJson(kc, { method: 'POST', path, query: { fieldManager: FIELD_MANAGER }, body, timeoutMs: 15_000 });
       outcomes.push({ object: described, result: 'created' });
     } catch (error) {
@@ -48,8 +53,7 @@ export async function restoreObjects(kc: KubeClient, objects: readonly Json[], n
   return outcomes;
 }
 
-function inNamespace(object: Json, namespace: string, namespaced: boolean): Json {
-  const moved = (subject: Json) => subject.kind === 'ServiceAccount' && (!subject.namespace || subject.namespace === INSTALL_NAMES.namespace);
-  const subjects = Array.isArray(object.subjects) ? { subjects: object.subjects.map((s: Json) => (moved(s) ? { ...s, namespace } : s)) } : {};
-  return { ...object, metadata: { ...object.metadata, ...(namespaced ? { namespace } : {}) }, ...subjects };
+function inNamespace(object: Json, namespace: string, into: string | undefined): Json {
+  const subjects = Array.isArray(object.subjects) ? { subjects: object.subjects.map((s: Json) => (s.kind === 'ServiceAccount' && followsInstall(s.namespace) ? { ...s, namespace } : s)) } : {};
+  return { ...object, metadata: { ...object.metadata, ...(into ? { namespace: into } : {}) }, ...subjects };
 }

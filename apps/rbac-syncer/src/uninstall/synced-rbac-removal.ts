@@ -1,5 +1,5 @@
-import { findSyncedRbac, INSTALL_NAMES } from '@outrigger/install';
-import { deleteObject, type KubeClient, kubeJson, type KubeObject, readObject, resourcePath } from '@outrigger/kube';
+import { findSyncedRbac, INSTALL_NAMES, readAuthorizedToGuardMs } from '@outrigger/install';
+import { deleteObject, type KubeClient, kubeJson, type KubeObject, type ObjectRef, readObject, resourcePath } from '@outrigger/kube';
 
 export interface RemovalOptions {
   /** The install namespace, where the rbac-syncer's Deployment runs. */
@@ -11,8 +11,10 @@ export interface RemovalOptions {
 
 /**
  * What `helm uninstall` runs first (the chart's pre-delete hook): stops the rbac-syncer (scaled to
- * zero, its pods waited for, so nothing writes back), then deletes every binding and role it wrote
- * for agents, the ones `outrigger uninstall` removes. Helm deletes the rest of the release after it.
+ * zero, its pods waited for, so nothing writes back), then deletes every role it wrote for agents,
+ * waits as long as a request authorized before may take to reach the exec guard (whose parameters
+ * the bindings are), and deletes the bindings: the ones `outrigger uninstall` removes. Helm deletes
+ * the rest of the release, the guard included, after it.
  */
 export async function removeSyncedRbac(kc: KubeClient, options: RemovalOptions): Promise<void> {
   const { namespace, log } = options;
@@ -28,10 +30,19 @@ export async function removeSyncedRbac(kc: KubeClient, options: RemovalOptions):
     log(`no Deployment ${namespace}/${INSTALL_NAMES.rbacSyncer}: nothing to stop`);
   }
   const synced = await findSyncedRbac(kc);
-  for (const ref of synced) {
+  const roles = synced.filter((ref) => ref.kind === 'ClusterRole');
+  const bindings = synced.filter((ref) => ref.kind !== 'ClusterRole');
+  const delete_ = async (ref: ObjectRef) => {
     await deleteObject(kc, ref);
     log(`deleted ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`);
+  };
+  for (const ref of roles) await delete_(ref);
+  if (bindings.length > 0) {
+    const waitMs = await readAuthorizedToGuardMs(kc);
+    log(`waiting ${waitMs / 1000} s before deleting the bindings: the exec guard judges their ServiceAccounts until then`);
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
+  for (const ref of bindings) await delete_(ref);
   log(`removed ${synced.length} object(s) the rbac-syncer wrote`);
 }
 
