@@ -128,6 +128,8 @@ try {
   const names = Array.from({ length: namespaces }, (_, i) => `bench-${i}`);
   // Namespaces the churn moves in and out of the subject set; empty at first.
   const churnNames = Array.from({ length: Math.max(50, churnRate * 5) }, (_, i) => `churn-${i}`);
+  // Cluster-wide bindings stay empty unless this checkout's exec guard is in force (a reused seed holds the one of its day).
+  execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', join(repoRoot(), 'deploy/base/rbac-syncer/exec-guard.yaml')], { stdio: 'ignore' });
   if (reuse) console.log(`reusing the ${namespaces} namespaces and ${pods} pods seeded in ${seedDir}`);
   else await seedPods(core, names, churnNames);
   if (seedMarker) writeFileSync(seedMarker, seed);
@@ -255,12 +257,10 @@ async function informerPeer(kubeconfig: string): Promise<PeerRun> {
   return run;
 }
 
-/** The labelled namespaces, their ServiceAccounts and the pods, created by a bounded parallel creator; and the exec guard. */
+/** The labelled namespaces, their ServiceAccounts and the pods, created by a bounded parallel creator. */
 async function seedPods(core: CoreV1Api, names: readonly string[], churnNames: readonly string[]): Promise<void> {
   const seeding = Date.now();
   const width = Number(values['seed-width']);
-  // Cluster-wide bindings stay empty unless the shipped exec guard is in force.
-  execFileSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', cp.kubeconfigPath, 'apply', '-f', join(repoRoot(), 'deploy/base/rbac-syncer/exec-guard.yaml')], { stdio: 'ignore' });
   // The syncer's own namespace holds its Lease.
   await core.createNamespace({ body: { metadata: { name: 'outrigger-system' } } });
   await inParallel([...names, ...churnNames], 32, async (name) => {
