@@ -26,10 +26,12 @@ describe('outrigger uninstall', () => {
     const result = outrigger(['uninstall']);
     expect(result.code, result.stderr).toBe(0);
     const left = (kinds: string, selector: string) => kubectl(['get', kinds, '-A', '-l', selector, '-o', 'name']).trim();
-    expect(left('mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,clusterroles,clusterrolebindings,roles,rolebindings,priorityclasses', 'app.kubernetes.io/part-of=outrigger')).toBe('');
+    expect(left('mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,clusterroles,clusterrolebindings,priorityclasses', 'app.kubernetes.io/part-of=outrigger')).toBe('');
     expect(left('clusterroles,clusterrolebindings,rolebindings', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer')).toBe('');
     expect(kubectl(['get', 'customresourcedefinitions', '-o', 'name'])).not.toContain('agentprofiles.outrigger.dev');
     await eventually(() => expect(kubectl(['get', 'namespaces', '-o', 'name'])).not.toContain('namespace/outrigger-system'), 'the install namespace to be gone');
+    // Its own Roles and RoleBindings went with it; those elsewhere (the cert-manager's in default) by name.
+    expect(left('roles,rolebindings', 'app.kubernetes.io/part-of=outrigger')).toBe('');
 
     const pod = JSON.parse(
       kubectl(['run', 'plain', '-n', formerTenant, '--image=localhost/busybox:local', '--restart=Never', '--dry-run=server', '-o', 'json', '--annotations=xxl-agent/enable=true', '--', 'sleep', '1']),
