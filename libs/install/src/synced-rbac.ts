@@ -17,15 +17,22 @@ export const SYNCED_RBAC_TYPES = [
 
 export const SYNCED_RBAC_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
-/** Every ClusterRole, ClusterRoleBinding and RoleBinding (in any namespace) the rbac-syncer wrote, in removal order. */
-export async function findSyncedRbac(kc: KubeClient): Promise<ObjectRef[]> {
+/** What the rbac-syncer wrote for agents: its ClusterRoles, and its bindings (the exec guard's parameters), removed in that order. */
+export interface SyncedRbac {
+  readonly roles: readonly ObjectRef[];
+  readonly bindings: readonly ObjectRef[];
+}
+
+/** Every ClusterRole, ClusterRoleBinding and RoleBinding (in any namespace) the rbac-syncer wrote. */
+export async function findSyncedRbac(kc: KubeClient): Promise<SyncedRbac> {
   const lists = await Promise.all(
     SYNCED_RBAC_TYPES.map(async ({ apiVersion, kind, resource }) => {
       const list = await kubeJson<{ items?: { metadata: { name: string; namespace?: string } }[] }>(kc, { path: resourcePath({ apiVersion, resource }), query: { labelSelector: SYNCED_RBAC_SELECTOR } });
       return (list.items ?? []).map(({ metadata }): ObjectRef => ({ apiVersion, kind, name: metadata.name, ...(metadata.namespace ? { namespace: metadata.namespace } : {}) }));
     }),
   );
-  return lists.flat();
+  const found = lists.flat();
+  return { roles: found.filter((ref) => ref.kind === 'ClusterRole'), bindings: found.filter((ref) => ref.kind !== 'ClusterRole') };
 }
 
 /** A mutating webhook as its configuration lists it: what decides whether it sees an exec and for how long. */

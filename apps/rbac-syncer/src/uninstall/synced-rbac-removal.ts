@@ -29,9 +29,7 @@ export async function removeSyncedRbac(kc: KubeClient, options: RemovalOptions):
   } else {
     log(`no Deployment ${namespace}/${INSTALL_NAMES.rbacSyncer}: nothing to stop`);
   }
-  const synced = await findSyncedRbac(kc);
-  const roles = synced.filter((ref) => ref.kind === 'ClusterRole');
-  const bindings = synced.filter((ref) => ref.kind !== 'ClusterRole');
+  const { roles, bindings } = await findSyncedRbac(kc);
   const delete_ = async (ref: ObjectRef) => {
     await deleteObject(kc, ref);
     log(`deleted ${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`);
@@ -43,7 +41,7 @@ export async function removeSyncedRbac(kc: KubeClient, options: RemovalOptions):
     await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
   for (const ref of bindings) await delete_(ref);
-  log(`removed ${synced.length} object(s) the rbac-syncer wrote`);
+  log(`removed ${roles.length + bindings.length} object(s) the rbac-syncer wrote`);
 }
 
 async function waitForPodsGone(kc: KubeClient, namespace: string, labelSelector: string, options: RemovalOptions): Promise<void> {
