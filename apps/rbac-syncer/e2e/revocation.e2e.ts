@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { MANAGED_BY_VALUE, referenceProfile, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -82,6 +82,30 @@ describe('revoking an agent\'s binding', () => {
     // Once the list has run out the binding goes, and the guard judges the ServiceAccount no more: its own grant lets it past admission.
     await eventually(t.binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
     expect(await t.exec()).toMatch(PAST_ADMISSION);
+  });
+
+  it('dates each ServiceAccount it lists by its own removal, and deletes the binding once the last has run out', async () => {
+    const tenant = await createTestNamespace(kc, 'revoke-dates', LABELS);
+    tenants.push(tenant);
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedServiceAccount({ namespace: tenant, body: { metadata: { name: 'second' } } });
+    const first = await createPod(kc, tenant);
+    await createPod(kc, tenant, 'second');
+    const binding = () => rbac.readClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined);
+    await eventually(binding, (b) => (b?.subjects ?? []).length === 2, 'both ServiceAccounts bound');
+    await core.deleteNamespacedPod({ namespace: tenant, name: first, gracePeriodSeconds: 0 });
+    const one = await eventually(binding, (b) => b?.metadata?.annotations?.[REVOKED_ANNOTATION] === `${tenant}/default`, 'default listed');
+    const firstUntil = Number(one?.metadata?.annotations?.[REVOKED_UNTIL_ANNOTATION]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await deleteAllPods(kc, tenant);
+    const both = await eventually(binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied');
+    expect(both?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${tenant}/default ${tenant}/second`);
+    // The second removal dates only its own entry: the first keeps its date.
+    const [defaultUntil, secondUntil] = (both?.metadata?.annotations?.[REVOKED_UNTIL_ANNOTATION] ?? '').split(' ').map(Number);
+    expect(defaultUntil).toBe(firstUntil);
+    expect(secondUntil).toBeGreaterThan(firstUntil);
+    await eventually(binding, (b) => b === undefined, 'the binding deleted once the last entry has run out', 60_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(secondUntil as number);
   });
 
   it('lists them too when the grant stops at once: the profile\'s ClusterRole no longer Outrigger\'s', async () => {

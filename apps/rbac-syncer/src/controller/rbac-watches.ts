@@ -1,7 +1,7 @@
 import { NAMESPACE_LABEL, type PolicyRule, type RbacBindingKind, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 import { objectKey, resourcePath, type KubeObject, type WatchOptions } from '@outrigger/kube';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL, RBAC_API_VERSION } from '../desired/rbac-objects.js';
-import { normalizeSubjects, type RevokedSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
+import { normalizeRevoked, normalizeSubjects, type RevokedSubject, type RevokedSubjects, sameSubjects, type SaSubject } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedRole } from '../plan/observed-profile.js';
 import type { SyncKey } from './sync-key.js';
 
@@ -59,14 +59,21 @@ export function ownBindingsWatch(resource: 'clusterrolebindings' | 'rolebindings
   };
 }
 
-/** The revoked subjects a binding's annotations list (`<namespace>/<name>`, space-separated), if any and dated. */
+/**
+ * The revoked subjects a binding's annotations list, if any: names as `<namespace>/<name>` and their
+ * dates (epoch ms) in the same order, space-separated; one date for all is what earlier versions
+ * wrote. Dates that do not parse count as run out, so the next plan clears the list.
+ */
 function revokedSubjects(annotations: Record<string, string>): RevokedSubjects | undefined {
-  const untilMs = Number(annotations[REVOKED_UNTIL_ANNOTATION]);
-  const subjects = (annotations[REVOKED_ANNOTATION] ?? '').split(' ').flatMap((entry): SaSubject[] => {
+  const names = (annotations[REVOKED_ANNOTATION] ?? '').split(' ');
+  const dates = (annotations[REVOKED_UNTIL_ANNOTATION] ?? '').split(' ').map((d) => (/^\d+$/.test(d) ? Number(d) : Number.NaN));
+  const dated = dates.every(Number.isFinite) && (dates.length === 1 || dates.length === names.length);
+  const entries = names.flatMap((entry, i): RevokedSubject[] => {
     const slash = entry.indexOf('/');
-    return slash > 0 && slash < entry.length - 1 ? [{ kind: 'ServiceAccount', namespace: entry.slice(0, slash), name: entry.slice(slash + 1) }] : [];
+    const untilMs = dated ? (dates[dates.length === 1 ? 0 : i] as number) : 0;
+    return slash > 0 && slash < entry.length - 1 ? [{ kind: 'ServiceAccount', namespace: entry.slice(0, slash), name: entry.slice(slash + 1), untilMs }] : [];
   });
-  return subjects.length > 0 && Number.isFinite(untilMs) ? { subjects: normalizeSubjects(subjects), untilMs } : undefined;
+  return entries.length > 0 ? normalizeRevoked(entries) : undefined;
 }
 
 /** Every ClusterRole, ours or not, as the planner needs it: whose it is, and (only if ours) its rules. */

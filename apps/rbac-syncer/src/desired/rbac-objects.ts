@@ -82,8 +82,8 @@ export interface StoredBinding {
 
 /** The annotations by which the exec guard still judges subjects removed a moment ago (none when there are none). */
 function revokedAnnotations(revoked: RevokedSubjects | undefined): { annotations?: Record<string, string> } {
-  if (!revoked || revoked.subjects.length === 0) return {};
-  return { annotations: { [REVOKED_ANNOTATION]: revoked.subjects.map(subjectKey).join(' '), [REVOKED_UNTIL_ANNOTATION]: String(revoked.untilMs) } };
+  if (!revoked || revoked.length === 0) return {};
+  return { annotations: { [REVOKED_ANNOTATION]: revoked.map(subjectKey).join(' '), [REVOKED_UNTIL_ANNOTATION]: revoked.map((e) => e.untilMs).join(' ') } };
 }
 
 function cleanRule(rule: PolicyRule): PolicyRule {

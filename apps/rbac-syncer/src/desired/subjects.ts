@@ -5,10 +5,22 @@ export interface SaSubject {
   readonly namespace: string;
 }
 
-/** Subjects a binding lists as revoked a moment ago, and until when (epoch ms) the exec guard judges them. */
-export interface RevokedSubjects {
-  readonly subjects: readonly SaSubject[];
+/** A ServiceAccount a binding lists as removed a moment ago, and until when (epoch ms) the exec guard judges it. */
+export interface RevokedSubject extends SaSubject {
   readonly untilMs: number;
+}
+
+/** A binding's revoked list: sorted as normalizeSubjects sorts, one entry per ServiceAccount. */
+export type RevokedSubjects = readonly RevokedSubject[];
+
+/** Sorted, one entry per ServiceAccount (the later date where one is listed twice). */
+export function normalizeRevoked(entries: Iterable<RevokedSubject>): RevokedSubject[] {
+  const byKey = new Map<string, RevokedSubject>();
+  for (const e of entries) {
+    const key = subjectKey(e);
+    if ((byKey.get(key)?.untilMs ?? -Infinity) < e.untilMs) byKey.set(key, { kind: 'ServiceAccount', name: e.name, namespace: e.namespace, untilMs: e.untilMs });
+  }
+  return [...byKey.values()].sort(compareSubjects);
 }
 
 export function subjectKey(s: { readonly namespace: string; readonly name: string }): string {

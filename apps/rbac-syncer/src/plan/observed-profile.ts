@@ -20,7 +20,7 @@ export interface ObservedBinding {
   readonly subjects: readonly SaSubject[];
   /** Subjects that are not ServiceAccounts, or out of order or duplicated: the object needs a write even if the set is right. */
   readonly untidy: boolean;
-  /** ServiceAccounts removed from it a moment ago, which the exec guard still judges until `untilMs` (its revoked annotations). */
+  /** ServiceAccounts removed from it a moment ago, which the exec guard still judges, each until its `untilMs` (its revoked annotations). */
   readonly revoked?: RevokedSubjects;
 }
 

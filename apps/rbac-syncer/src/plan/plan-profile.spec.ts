@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { SaSubject } from '../desired/subjects.js';
 import { planNamespace, planProfile, type PlanAction, REVOKED_LIST_MAX_CHARS } from './plan-profile.js';
 import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testing/observed.js';
 
 const KEEP = observed().revokedKeepMs;
 
 /** The annotations an action writes on its binding (the revoked list). */
+/** A revoked list: every one of `subjects` until `untilMs`. */
+const listedUntil = (untilMs: number, ...subjects: SaSubject[]) => subjects.map((s) => ({ ...s, untilMs }));
 const listedOn = (action: PlanAction | undefined) => (action?.type === 'writeBinding' || action?.type === 'shrinkBinding' ? action.object.metadata.annotations : undefined);
 
 const summary = (actions: readonly PlanAction[]) =>
@@ -40,7 +43,7 @@ describe('planProfile', () => {
     expect(summary(after.actions)).toEqual(['write xxl-agent-exec.a ']);
     const emptied = after.actions[0]?.type === 'writeBinding' ? after.actions[0].object : undefined;
     expect(emptied?.metadata.annotations).toEqual({ 'outrigger.dev/revoked': 'a/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
-    const listed = { ...crb('a', []), revoked: { subjects: [sa('a')], untilMs: 1_000_000 + KEEP } };
+    const listed = { ...crb('a', []), revoked: listedUntil(1_000_000 + KEEP, sa('a')) };
     const meanwhile = planProfile(observed({ bindings: [listed], nowMs: 1_000_000 + KEEP - 1 }));
     expect(meanwhile.actions).toEqual([]);
     expect(meanwhile.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
@@ -49,7 +52,8 @@ describe('planProfile', () => {
 
   it('keeps the revoked list within REVOKED_LIST_MAX_CHARS: who does not fit stays bound until it has room, and a new subject gives way within the cap', () => {
     const long = (i: number) => `${i}-`.padEnd(253, 'x');
-    const earlier = { subjects: Array.from({ length: REVOKED_LIST_MAX_CHARS / 256 - 1 }, (_, i) => sa('a', long(i))), untilMs: 1_000_000 + 1_000 };
+    // An entry takes its name (255), its date (7) and two separators: one more fits, not two.
+    const earlier = listedUntil(1_000_000 + 1_000, ...Array.from({ length: Math.floor(REVOKED_LIST_MAX_CHARS / 264) - 1 }, (_, i) => sa('a', long(i))));
     const leaving = [long(1000), long(1001)];
     const plan = planProfile(
       observed({
@@ -62,19 +66,40 @@ describe('planProfile', () => {
     const written = plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object : undefined;
     expect(written?.subjects.map((s) => s.name)).toEqual([long(1001), 'default']);
     const listed = written?.metadata.annotations?.['outrigger.dev/revoked'] ?? '';
-    expect(listed.length).toBeLessThanOrEqual(REVOKED_LIST_MAX_CHARS);
+    const dates = written?.metadata.annotations?.['outrigger.dev/revoked-until'] ?? '';
+    expect(listed.length + dates.length).toBeLessThanOrEqual(REVOKED_LIST_MAX_CHARS);
     expect(listed.split(' ')).toContain(`a/${long(1000)}`);
     expect(plan.removedBecause.has(`a/${long(1001)}`)).toBe(false);
-    // One date for the whole list: it runs out REVOKED_KEEP after the last removal.
+    // The list as a whole runs out with its latest entry: REVOKED_KEEP after the last removal.
     expect(plan.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
+    // Once the earlier entries are past their date they make room, without a write of their own.
+    const later = planProfile(
+      observed({
+        live: new Map([['a', ['default']]]),
+        bindings: [{ ...crb('a', [long(1001), 'default']), revoked: [...earlier, ...listedUntil(1_000_000 + KEEP, sa('a', long(1000)))] }],
+        goneSince: new Map([['a', new Map([[`a/${long(1001)}`, 0]])]]),
+        maxPerNamespace: 2,
+        nowMs: 1_000_000 + 1_000,
+      }),
+    );
+    expect(summary(later.actions)).toEqual(['write xxl-agent-exec.a default']);
+    expect(listedOn(later.actions[0])?.['outrigger.dev/revoked']).toBe(`a/${long(1000)} a/${long(1001)}`);
   });
 
   it('lists a ServiceAccount it removes from a binding as revoked, and keeps the others listed until theirs runs out', () => {
-    const earlier = { subjects: [sa('a', 'x')], untilMs: 1_000_000 + 1_000 };
+    const earlier = listedUntil(1_000_000 + 1_000, sa('a', 'x'));
     const plan = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [{ ...crb('a', ['default', 'y']), revoked: earlier }], goneSince: new Map([['a', new Map([['a/y', 0]])]]) }));
     const written = plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object : undefined;
     expect(written?.subjects).toEqual([sa('a')]);
-    expect(written?.metadata.annotations).toEqual({ 'outrigger.dev/revoked': 'a/x a/y', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
+    expect(written?.metadata.annotations).toEqual({ 'outrigger.dev/revoked': 'a/x a/y', 'outrigger.dev/revoked-until': `${1_000_000 + 1_000} ${1_000_000 + KEEP}` });
+    expect(plan.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
+    // Each entry keeps its own date: a/x past its own is no reason for a write, and goes with the next.
+    const both = { ...crb('a', ['default']), revoked: [...earlier, ...listedUntil(1_000_000 + KEEP, sa('a', 'y'))] };
+    const xOut = planProfile(observed({ live: new Map([['a', ['default']]]), bindings: [both], nowMs: 1_000_000 + 2_000 }));
+    expect(xOut.actions).toEqual([]);
+    expect(xOut.namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
+    const added = planProfile(observed({ live: new Map([['a', ['default', 'z']]]), bindings: [both], nowMs: 1_000_000 + 2_000 }));
+    expect(listedOn(added.actions[0])).toEqual({ 'outrigger.dev/revoked': 'a/y', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
     // Bound again: no longer listed. Run out: the list goes with the next write.
     const rebound = planProfile(observed({ live: new Map([['a', ['default', 'x']]]), bindings: [{ ...crb('a', ['default']), revoked: earlier }] }));
     expect(summary(rebound.actions)).toEqual(['write xxl-agent-exec.a default,x']);
@@ -102,7 +127,7 @@ describe('planProfile', () => {
       expect(listedOn(plan.actions[1])).toEqual({ 'outrigger.dev/revoked': 'b/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
       expect(plan.subjects).toBe(0);
       expect(plan.wakeAtMs).toBe(1_000_000 + KEEP);
-      const emptied = ['a', 'b'].map((ns) => ({ ...crb(ns, []), revoked: { subjects: [sa(ns)], untilMs: 1_000_000 + KEEP } }));
+      const emptied = ['a', 'b'].map((ns) => ({ ...crb(ns, []), revoked: listedUntil(1_000_000 + KEEP, sa(ns)) }));
       expect(planProfile(observed({ role, live: new Map([['a', ['default']]]), bindings: emptied })).actions).toEqual([]);
       const later = planProfile(observed({ role, live: new Map([['a', ['default']]]), bindings: emptied, nowMs: 1_000_000 + KEEP }));
       expect(summary(later.actions)).toEqual(['delete xxl-agent-exec.a', 'delete xxl-agent-exec.b']);
@@ -160,7 +185,7 @@ describe('planProfile', () => {
     expect(summary(plan.actions)).toEqual(['shrink xxl-agent-exec ']);
     expect(listedOn(plan.actions[0])).toEqual({ 'outrigger.dev/revoked': 'a/sa-1', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
     expect(plan.wakeAtMs).toBe(1_000_000 + KEEP);
-    const emptied = { ...legacy, subjects: [], revoked: { subjects: [sa('a', 'sa-1')], untilMs: 1_000_000 + KEEP } };
+    const emptied = { ...legacy, subjects: [], revoked: listedUntil(1_000_000 + KEEP, sa('a', 'sa-1')) };
     expect(planProfile({ ...o, bindings: [emptied, crb('a', ['sa-0']), crb('b', ['default'])] }).actions).toEqual([]);
     expect(summary(planProfile({ ...o, bindings: [emptied, crb('a', ['sa-0']), crb('b', ['default'])], nowMs: 1_000_000 + KEEP }).actions)).toEqual(['delete xxl-agent-exec']);
   });
@@ -178,7 +203,7 @@ describe('planProfile', () => {
     expect(plan.actions[0]?.type === 'writeBinding' ? plan.actions[0].object.roleRef.name : undefined).toBe('old-role');
     expect(plan.subjects).toBe(0);
     expect(plan.removedBecause.get('a/default')).toContain('refers to ClusterRole old-role, not xxl-agent-exec');
-    const emptied = { ...crb('a', []), roleRef: 'old-role', revoked: { subjects: [sa('a')], untilMs: 1_000_000 + KEEP } };
+    const emptied = { ...crb('a', []), roleRef: 'old-role', revoked: listedUntil(1_000_000 + KEEP, sa('a')) };
     expect(planProfile(observed({ live, bindings: [emptied] })).actions).toEqual([]);
     expect(planProfile(observed({ live, bindings: [emptied] })).namespaces.get('a')?.wakeAtMs).toBe(1_000_000 + KEEP);
     expect(summary(planProfile(observed({ live, bindings: [emptied], nowMs: 1_000_000 + KEEP })).actions)).toEqual(['delete xxl-agent-exec.a']);

@@ -1,6 +1,6 @@
 import { desiredSubjects } from '../desired/desired-subjects.js';
 import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, observedBindingWith, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
-import { diffSubjects, normalizeSubjects, type RevokedSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
+import { diffSubjects, normalizeRevoked, normalizeSubjects, type RevokedSubject, type RevokedSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
 import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
 
 /** What the plan does with the profile's ClusterRole, and so whether it may bind. */
@@ -122,8 +122,8 @@ export function planProfile(o: ObservedProfile): ProfilePlan {
     if (subjects.length === 0 && !revoked) {
       return [{ type: 'deleteBinding', binding, why: binding.subjects.length === 0 ? 'it is empty' : 'its subjects are bound in the binding of their namespace' }];
     }
-    if (revoked) expiries.push(revoked.untilMs);
-    if (sameSubjects(binding.subjects, subjects) && !binding.untidy && sameRevoked(binding.revoked, revoked)) return [];
+    if (revoked) expiries.push(runsOutAt(revoked));
+    if (sameSubjects(binding.subjects, subjects) && !binding.untidy && listHolds(binding, revoked, o.nowMs)) return [];
     return [{ type: 'shrinkBinding', binding, object: observedBindingWith(o.name, binding, subjects, revoked) }];
   });
   const writes = plans.flatMap((p) => p.actions.filter((a) => a.type === 'writeBinding'));
@@ -225,7 +225,7 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const target = object ? targetId : undefined;
   const writes: PlanAction[] = [];
   const deletes: PlanAction[] = [];
-  if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && sameRevoked(stored.revoked, revoked))) {
+  if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && listHolds(stored, revoked, o.nowMs))) {
     const listRanOut = stored !== undefined && !stored.untidy && sameSubjects(stored.subjects, object.subjects);
     writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [], ...(listRanOut ? { listRanOut } : {}) });
   }
@@ -240,7 +240,7 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const binds = keptKeys;
   const waiting = new Set([...binds].filter((k) => !boundInTarget.has(k)));
   const boundNow = new Set([...binds].filter((k) => boundInTarget.has(k)));
-  const expiries = revoked ? [revoked.untilMs] : [];
+  const expiries = revoked ? [runsOutAt(revoked)] : [];
   for (const binding of here) {
     const id = bindingId(binding);
     if (id === target) continue;
@@ -253,8 +253,8 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
       deletes.push({ type: 'deleteBinding', binding, why });
       continue;
     }
-    if (left) expiries.push(left.untilMs);
-    if (!sameSubjects(binding.subjects, unlisted) || binding.untidy || !sameRevoked(binding.revoked, left)) {
+    if (left) expiries.push(runsOutAt(left));
+    if (!sameSubjects(binding.subjects, unlisted) || binding.untidy || !listHolds(binding, left, o.nowMs)) {
       writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, unlisted, left), create: false, before: binding.subjects });
     }
   }
@@ -283,39 +283,50 @@ function revokeWithin(stored: ObservedBinding, kept: readonly SaSubject[], o: Ob
 
 /**
  * What `binding` lists once `removed` leave it: those it lists still in force, less any `bound`
- * (where the guard judges them anyway), and as many of `removed` as fit REVOKED_LIST_MAX_CHARS;
- * `unlisted`, those that did not fit, which only a grant that must stop at once drops.
+ * (where the guard judges them anyway), and as many of `removed` as fit REVOKED_LIST_MAX_CHARS,
+ * each until `revokedKeepMs` from now; `unlisted`, those that did not fit, which only a grant that
+ * must stop at once drops.
  */
-function listRemoved(binding: ObservedBinding, removed: readonly SaSubject[], bound: ReadonlySet<string>, o: ObservedProfile): { revoked: RevokedSubjects | undefined; unlisted: SaSubject[] } {
-  const earlier = (listedStill(binding, o.nowMs)?.subjects ?? []).filter((s) => !bound.has(subjectKey(s)));
-  let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, s) => n + subjectKey(s).length + 1, 0);
-  const listed: SaSubject[] = [];
+function listRemoved(binding: ObservedBinding, removed: readonly SaSubject[], bound: ReadonlySet<string>, { nowMs, revokedKeepMs }: ObservedProfile): { revoked: RevokedSubjects | undefined; unlisted: SaSubject[] } {
+  const earlier = listedStill(binding, nowMs).filter((e) => !bound.has(subjectKey(e)));
+  let room = REVOKED_LIST_MAX_CHARS - earlier.reduce((n, e) => n + listedChars(e), 0);
+  const listed: RevokedSubject[] = [];
   const unlisted: SaSubject[] = [];
   for (const s of removed) {
-    const chars = subjectKey(s).length + 1;
+    const entry = { ...s, untilMs: nowMs + revokedKeepMs };
+    const chars = listedChars(entry);
     if (chars <= room) {
-      listed.push(s);
+      listed.push(entry);
       room -= chars;
     } else unlisted.push(s);
   }
-  return { revoked: revokedAfter(binding, listed, bound, o), unlisted };
+  const revoked = normalizeRevoked([...earlier, ...listed]);
+  return { revoked: revoked.length > 0 ? revoked : undefined, unlisted };
 }
 
-/** What a binding lists as revoked once `removed` leave it: those removed now, for `keepMs`, and those it lists still in force, less any bound again. */
-function revokedAfter(binding: ObservedBinding | undefined, removed: readonly SaSubject[], bound: ReadonlySet<string>, { nowMs, revokedKeepMs }: ObservedProfile): RevokedSubjects | undefined {
-  const earlier = listedStill(binding, nowMs);
-  const subjects = normalizeSubjects([...(earlier?.subjects ?? []), ...removed]).filter((s) => !bound.has(subjectKey(s)));
-  if (subjects.length === 0) return undefined;
-  return { subjects, untilMs: removed.length > 0 ? nowMs + revokedKeepMs : (earlier?.untilMs ?? nowMs) };
+/** What an entry takes of the annotations: its name and its date, each with a separator. */
+function listedChars(entry: RevokedSubject): number {
+  return subjectKey(entry).length + String(entry.untilMs).length + 2;
 }
 
-/** The revoked list a binding carries, if it is still in force at `nowMs`. */
-function listedStill(binding: ObservedBinding | undefined, nowMs: number): RevokedSubjects | undefined {
-  return binding?.revoked && binding.revoked.untilMs > nowMs ? binding.revoked : undefined;
+/** The entries of a binding's revoked list still in force at `nowMs`. */
+function listedStill(binding: ObservedBinding, nowMs: number): RevokedSubject[] {
+  return (binding.revoked ?? []).filter((e) => e.untilMs > nowMs);
 }
 
-function sameRevoked(a: RevokedSubjects | undefined, b: RevokedSubjects | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : a.untilMs === b.untilMs && sameSubjects(a.subjects, b.subjects);
+/**
+ * Whether `stored` lists `wanted` as far as the guard needs: the same entries in force. Entries
+ * past their date are dropped by the next write made for another reason, and the last by one of its own.
+ */
+function listHolds(stored: ObservedBinding, wanted: RevokedSubjects | undefined, nowMs: number): boolean {
+  if (wanted === undefined) return stored.revoked === undefined;
+  const still = listedStill(stored, nowMs);
+  return still.length === wanted.length && still.every((e, i) => subjectKey(e) === subjectKey(wanted[i] as RevokedSubject) && e.untilMs === wanted[i]?.untilMs);
+}
+
+/** When a list runs out altogether: its clearing write, or its binding's delete, is due then. */
+function runsOutAt(revoked: RevokedSubjects): number {
+  return revoked.reduce((latest, e) => Math.max(latest, e.untilMs), -Infinity);
 }
 
 /** The plan without the profile step's working fields. */
@@ -361,8 +372,8 @@ function revokeAll(o: ObservedProfile, roleState: RoleState, why: string): Profi
       deletes.push({ type: 'deleteBinding', binding, why });
       continue;
     }
-    expiries.push(revoked.untilMs);
-    if (binding.subjects.length === 0 && !binding.untidy && sameRevoked(binding.revoked, revoked)) continue;
+    expiries.push(runsOutAt(revoked));
+    if (binding.subjects.length === 0 && !binding.untidy && listHolds(binding, revoked, o.nowMs)) continue;
     const object = observedBindingWith(o.name, binding, [], revoked);
     writes.push(binding.namespace === undefined ? { type: 'shrinkBinding', binding, object } : { type: 'writeBinding', namespace: binding.namespace, object, create: false, before: binding.subjects });
   }
