@@ -88,6 +88,33 @@ describe('AgentProfile validation: the API server (generated CRD) and the servic
   });
 });
 
+describe('AgentProfile updates: the API server refuses a new rbac.clusterRole while the bindings keep their name', () => {
+  const name = 'transition-rules';
+  const stored = patchedReference([{ op: 'replace', path: '/metadata/name', value: name }]);
+  const update = (operations: Operation[]) => kubectl(['replace', '--dry-run=server', '-f', '-'], JSON.stringify(jsonpatch.applyPatch(structuredClone(stored), operations, true, false).newDocument));
+
+  beforeAll(() => {
+    const created = kubectl(['create', '-f', '-'], JSON.stringify(stored));
+    if (!created.ok) throw new Error(created.output);
+    return () => void kubectl(['delete', 'agentprofile', name, '--ignore-not-found']);
+  });
+
+  it('refuses the role changed alone, naming the field and the way out', () => {
+    const refused = update([{ op: 'replace', path: '/spec/rbac/clusterRole', value: 'renamed-exec' }]);
+    expect(refused.ok).toBe(false);
+    expect(refused.output).toContain('spec.rbac.clusterRole');
+    expect(refused.output).toContain('rename rbac.binding.name in the same edit');
+  });
+
+  it('accepts the role changed with the bindings\' name or kind, or with the name left to follow the role', () => {
+    const role = { op: 'replace', path: '/spec/rbac/clusterRole', value: 'renamed-exec' } as const;
+    expect(update([role, { op: 'replace', path: '/spec/rbac/binding/name', value: 'renamed-exec' }])).toMatchObject({ ok: true });
+    expect(update([role, { op: 'replace', path: '/spec/rbac/binding/kind', value: 'RoleBinding' }])).toMatchObject({ ok: true });
+    expect(update([role, { op: 'remove', path: '/spec/rbac/binding/name' }])).toMatchObject({ ok: true });
+    expect(update([{ op: 'replace', path: '/spec/container/image', value: 'registry.example/agent:2' }])).toMatchObject({ ok: true });
+  });
+});
+
 describe('the fixtures: JSON patches of the reference profile apply as written', () => {
   const patches = fixtures.map((f) => [f, parse(readFileSync(join(FIXTURES, f), 'utf8')) as unknown] as const).filter(([, content]) => Array.isArray(content));
 

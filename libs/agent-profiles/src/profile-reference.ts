@@ -82,7 +82,7 @@ export const FIELD_NOTES: Readonly<Record<string, string>> = {
   serviceAccountToken: 'Who holds the pod\'s ServiceAccount token.',
   rbac: 'The agent\'s Kubernetes rights: the rbac-syncer keeps a ClusterRole with these rules and binds it to the ServiceAccounts of pods that run the agent, in the namespaces the profile applies in.',
   'rbac.clusterRole':
-    'The ClusterRole the syncer writes; the syncer must be granted it by name (`MissingPermissions` on the status until then). A binding cannot change its role: changed alone, each binding is emptied, deleted after `REVOKED_KEEP` (5 min) and written anew, so agents hold no RBAC meanwhile; change `rbac.binding.name` in the same edit to move without that gap.',
+    'The ClusterRole the syncer writes; the syncer must be granted it by name (`MissingPermissions` on the status until then). A binding cannot change its role, so the API server refuses a new `rbac.clusterRole` while the bindings keep their name: rename `rbac.binding.name` in the same edit (the new bindings are written before the old are emptied). A profile file is not checked so: there, a role changed alone empties each binding, deletes it after `REVOKED_KEEP` (5 min) and writes it anew, and agents hold no RBAC meanwhile.',
   'rbac.binding': 'How the role is bound.',
   'rbac.binding.kind': '`ClusterRoleBinding` (one per namespace, `<name>.<namespace>`, the exec guard keeping exec, attach and port-forward to the agent\'s own pod) or `RoleBinding` (the ClusterRole bound in each namespace).',
   'rbac.binding.name': 'The bindings\' name (default: the ClusterRole\'s).',

@@ -174,6 +174,14 @@ const fieldEnvSchema = z.strictObject({
     .meta({ maxLength: STRING_MAX }),
 });
 
+const bindingNameOf = (rbac: string) => `(has(${rbac}.binding) && has(${rbac}.binding.name) ? ${rbac}.binding.name : ${rbac}.clusterRole)`;
+const bindingKindOf = (rbac: string) => `(has(${rbac}.binding) && has(${rbac}.binding.kind) ? ${rbac}.binding.kind : 'ClusterRoleBinding')`;
+// A transition rule, so the API server alone can hold it: a binding's roleRef cannot change, and the
+// syncer's way round (empty, delete after REVOKED_KEEP, recreate) leaves agents without RBAC meanwhile.
+const ROLE_MOVES_WITH_BINDING = `self.clusterRole == oldSelf.clusterRole || ${bindingNameOf('self')} != ${bindingNameOf('oldSelf')} || ${bindingKindOf('self')} != ${bindingKindOf('oldSelf')}`;
+const ROLE_CHANGED_ALONE =
+  'changed while the bindings keep their name: a binding cannot change its role, so every agent would hold no RBAC until REVOKED_KEEP has passed; rename rbac.binding.name in the same edit';
+
 const rbacSchema = z
   .strictObject({
     clusterRole: dnsSubdomain,
@@ -200,6 +208,7 @@ const rbacSchema = z
     'x-kubernetes-validations': [
       ...escalationCelRules(),
       celRule(`(has(self.binding) && has(self.binding.name)) || size(self.clusterRole) <= ${BINDING_NAME_MAX}`, BINDING_NAME_DEFAULT_TOO_LONG, '.clusterRole'),
+      celRule(ROLE_MOVES_WITH_BINDING, ROLE_CHANGED_ALONE, '.clusterRole'),
     ],
   })
   .transform(({ clusterRole, binding, rules, [ESCALATION_OPT_OUT_FIELD]: accepted }) => ({
