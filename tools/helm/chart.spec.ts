@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { intendedNamespace, repoRoot, resolveBinaries, resolveToolDir, type RenderedObject } from '@outrigger/control-plane';
-import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
+import { INSTALL_NAMES, INSTANCE_LABEL, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHART_DIR, chartFiles, INSTANCE_LABEL, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
+import { CHART_DIR, chartFiles, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
 import { HOOK_ANNOTATIONS, uninstallHookObjects } from './uninstall-hook.ts';
 
 let kubectl: string;

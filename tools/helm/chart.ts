@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
-import { INSTALL_NAMES } from '@outrigger/install';
+import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { DEPLOY_DIR, type RenderedObject } from '@outrigger/control-plane';
 import { uninstallHookObjects } from './uninstall-hook.ts';
 
@@ -31,9 +31,6 @@ const IMAGES = { ...SERVICES, 'xxl-agent': 'xxlAgent' } as const;
 type ImageKey = (typeof IMAGES)[keyof typeof IMAGES];
 /** The images a release publishes, by their last path segment. */
 export const RELEASE_IMAGES = Object.keys(IMAGES) as readonly (keyof typeof IMAGES)[];
-
-/** The label the prod overlay sets to the installation's name, and the chart to its release's. */
-export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 
 export const key = (o: RenderedObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 

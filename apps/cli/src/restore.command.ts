@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { INSTALL_NAMES } from '@outrigger/install';
+import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { type CommandIo, UsageError } from './command-io.js';
 import { cliKubeClient } from './kube-client.js';
 import { readManifestSources } from './manifest-input.js';
@@ -8,9 +8,11 @@ import { manifestObjects, restoreObjects } from './restore/restore-objects.js';
 export const restoreUsage = `usage: outrigger restore -f FILE|DIR|-... [--namespace NS] [--kubeconfig FILE]
 Creates the objects of these manifests that do not exist in the cluster and never changes one that
 does: what \`outrigger check\` finds missing comes back as the files have it, and the rest of the
-install (your overlay's images, replicas, patches) stays as it is. Namespaced objects go into
---namespace (default ${INSTALL_NAMES.namespace}), except those the manifests put in another one
-(e.g. default). E.g. from your own overlay:
+install (your overlay's images, replicas, patches) stays as it is. Each created object carries the
+install's ${INSTANCE_LABEL} label, as its Deployments do; manifests labelled as another
+installation's are refused, and so is a Helm install (the helm command that repairs it is named).
+Namespaced objects go into --namespace (default ${INSTALL_NAMES.namespace}), except those the
+manifests put in another one (e.g. default). E.g. from your own overlay:
 kubectl kustomize deploy/overlays/<yours> | outrigger restore -f -`;
 
 export async function restoreCommand(args: readonly string[], io: CommandIo): Promise<number> {

@@ -14,6 +14,12 @@ export const SERVICE_RBAC_FILES: Readonly<Record<ServiceComponent, readonly stri
 
 export const INJECTOR_SERVICE_FILE = 'deploy/base/injector/service.yaml';
 
+/**
+ * The label naming the installation: each overlay's `labels` and the Helm chart (its release's name)
+ * put it on every object; deploy/base carries none.
+ */
+export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+
 /** The labels each base gives all its objects (its kustomization's `labels`). */
 export function baseLabels(component: ServiceComponent | 'webhook'): Record<string, string> {
   return { 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/component': component };

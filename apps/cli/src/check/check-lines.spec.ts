@@ -48,6 +48,7 @@ const healthy: InstallState = {
     { name: 'outrigger-injector', desired: 2, available: 2 },
     { name: 'outrigger-rbac-syncer', desired: 2, available: 2 },
   ],
+  install: { by: 'manifests', instance: 'outrigger' },
   serviceAccess: [
     { deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: [] },
     { deployment: 'outrigger-rbac-syncer', component: 'rbac-syncer', serviceAccount: 'outrigger-rbac-syncer', reviewed: 18, missing: [] },
@@ -126,7 +127,7 @@ describe('checkLines', () => {
     expect(failed(checkLines({ ...healthy, ...broken }))).toEqual(lines);
   });
 
-  it.each<[string, Partial<InstallState>, string, string]>([
+  const REPAIRS: [string, Partial<InstallState>, string, string][] = [
     ['the guard policy deleted', { execGuard: { ...GUARD, policy: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the guard binding deleted', { execGuard: { ...GUARD, binding: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the guard failing open', { execGuard: guardWith({ failurePolicy: 'Ignore' }) }, 'exec-guard', 'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
@@ -170,8 +171,33 @@ describe('checkLines', () => {
       'outrigger restore -f deploy/base/rbac-syncer/rbac.yaml -n tools',
     ],
     ["the injector's Service deleted", { webhook: { ...WEBHOOK, serviceExists: false } }, 'webhook', 'outrigger restore -f deploy/base/injector/service.yaml'],
-  ])('for %s, fixes by creating only what is missing or putting back the shipped guard', (_what, broken, check, fix) => {
+  ];
+
+  it.each(REPAIRS)('for %s, fixes by creating only what is missing or putting back the shipped guard', (_what, broken, check, fix) => {
     expect(checkLines({ ...healthy, ...broken }).find((l) => l.check === check)).toMatchObject({ result: 'fail', fix });
+  });
+
+  it.each(REPAIRS)("on a Helm install, for %s, hints Helm's repair of its release (a changed object deleted first) and prints no fix by hand", (_what, broken, check, fix) => {
+    const helm: Partial<InstallState> = { install: { by: 'helm', release: 'platform', releaseNamespace: 'default' } };
+    const line = checkLines({ ...healthy, ...helm, ...broken }).find((l) => l.check === check);
+    const upgrade = 'helm upgrade platform <your chart> --version <its installed version> --namespace default --reuse-values;';
+    expect(line).toEqual({ check, result: 'fail', message: expect.any(String), hint: expect.stringContaining(fix.startsWith('kubectl replace') ? `: kubectl delete validatingadmissionpolicy` : `: ${upgrade}`) });
+    expect(line?.hint).toContain(upgrade);
+  });
+
+  it('on a Helm install, deletes exactly the changed objects before Helm puts them back', () => {
+    const helm: Partial<InstallState> = { install: { by: 'helm', release: 'platform', releaseNamespace: 'default' } };
+    const warned = { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Warn'] }] } };
+    expect(checkLines({ ...healthy, ...helm, ...warned }).find((l) => l.check === 'forged-agent')?.hint).toContain(': kubectl delete validatingadmissionpolicybinding outrigger-forged-agent, then helm upgrade platform ');
+    const guard = { execGuard: guardWith({}, { validationActions: ['Warn'] }) };
+    expect(checkLines({ ...healthy, ...helm, ...guard }).find((l) => l.check === 'exec-guard')?.hint).toContain(`: kubectl delete validatingadmissionpolicy,validatingadmissionpolicybinding ${GUARD.name}, then helm upgrade platform `);
+  });
+
+  it('on a Helm install, names no overlay and no restore in any hint', () => {
+    const helm: Partial<InstallState> = { install: { by: 'helm', release: 'platform', releaseNamespace: 'default' } };
+    for (const broken of [{ webhook: undefined }, { profiles: [] }, ...REPAIRS.map(([, b]) => b)]) {
+      for (const line of checkLines({ ...healthy, ...helm, ...broken })) expect(`${line.hint ?? ''} ${line.fix ?? ''}`, line.check).not.toMatch(/outrigger restore|kubectl replace|deploy\/overlays/);
+    }
   });
 
   it('never hints to apply a base or an overlay over an install: that reverts the overlay (images, replicas, patches)', () => {

@@ -2,6 +2,7 @@ import type { RbacBindingKind } from '@outrigger/agent-profiles';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
+import { helmRepair, type InstallIdentity } from '../install-identity.js';
 import type { AdmissionPolicyView, InstallState } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
@@ -36,6 +37,18 @@ const pass = (check: string, message: string): CheckLine => ({ check, result: 'p
 const fail = (check: string, message: string, hint: string, fix?: string): CheckLine => ({ check, result: 'fail', message, hint, ...(fix ? { fix } : {}) });
 const warn = (check: string, message: string, hint: string): CheckLine => ({ check, result: 'warn', message, hint });
 
+/**
+ * A failure repaired by creating Outrigger's objects, or by replacing the `changed` ones (kubectl's
+ * `kind name`). On a Helm install by Helm instead, as restore refuses there: objects made by hand
+ * lack the release's ownership, so helm uninstall would leave them and helm upgrade conflict on them.
+ */
+function repair(install: InstallIdentity | undefined, line: { check: string; message: string; hint: string; fix?: string | undefined; changed?: string | undefined }): CheckLine {
+  if (install?.by !== 'helm') return fail(line.check, line.message, line.hint, line.fix);
+  // Deleted first: Helm's apply would keep list items added by hand beside its own (Warn beside Deny is invalid).
+  const first = line.changed ? `kubectl delete ${line.changed}, then ` : '';
+  return fail(line.check, line.message, `Helm installed Outrigger: let Helm put back what of its release is missing or changed: ${first}${helmRepair(install)}; add --force-conflicts where it reports a conflict with a field changed by hand`);
+}
+
 function kubernetesVersion({ serverVersion }: InstallState): CheckLine {
   const minimum = `${MINIMUM_KUBERNETES.major}.${MINIMUM_KUBERNETES.minor}`;
   const match = /^v?(\d+)\.(\d+)/.exec(serverVersion ?? '');
@@ -53,11 +66,14 @@ function crd({ crd }: InstallState): CheckLine {
   return pass('crd', 'agentprofiles.outrigger.dev is Established');
 }
 
-function webhook({ webhook }: InstallState): CheckLine {
-  if (!webhook) return fail('webhook', `MutatingWebhookConfiguration ${INSTALL_NAMES.webhook} is missing: pods are not injected`, `re-create it from the overlay you installed (overlays change it), creating nothing else: ${FROM_YOUR_OVERLAY}`);
+function webhook({ webhook, install }: InstallState): CheckLine {
+  if (!webhook) return repair(install, { check: 'webhook', message: `MutatingWebhookConfiguration ${INSTALL_NAMES.webhook} is missing: pods are not injected`, hint: `re-create it from the overlay you installed (overlays change it), creating nothing else: ${FROM_YOUR_OVERLAY}` });
   if (!webhook.service) return fail('webhook', `${webhook.name} does not point at a Service`, 'its clientConfig must name the injector Service');
   const svc = `${webhook.service.namespace}/${webhook.service.name}`;
-  if (!webhook.serviceExists) return fail('webhook', `${webhook.name} points at Service ${svc}, which does not exist`, 'creates the Service as deploy/base/injector has it, nothing else', `outrigger restore -f ${INJECTOR_SERVICE_FILE}${namespaceFlag(webhook.service.namespace)}`);
+  if (!webhook.serviceExists) {
+    const fix = `outrigger restore -f ${INJECTOR_SERVICE_FILE}${namespaceFlag(webhook.service.namespace)}`;
+    return repair(install, { check: 'webhook', message: `${webhook.name} points at Service ${svc}, which does not exist`, hint: 'creates the Service as deploy/base/injector has it, nothing else', fix });
+  }
   return pass('webhook', `${webhook.name} points at Service ${svc}:${webhook.service.port}`);
 }
 
@@ -111,14 +127,15 @@ function expiry({ servingSecret, injectorReplicas, now }: InstallState): CheckLi
   return pass('certificate-expiry', text);
 }
 
-function serviceAccess({ serviceAccess, namespace }: InstallState): CheckLine[] {
+function serviceAccess({ serviceAccess, namespace, install }: InstallState): CheckLine[] {
   return serviceAccess.map((s) => {
     const check = `rbac ${s.deployment}`;
     const account = `ServiceAccount ${namespace}/${s.serviceAccount}`;
     const files = SERVICE_RBAC_FILES[s.component as ServiceComponent];
     if (s.missing.length > 0) {
       const hint = `creates what of its ServiceAccount and RBAC is missing, as deploy/base/${s.component} has it, changing nothing that exists; if your overlay changes these objects, create them from it instead: ${FROM_YOUR_OVERLAY}`;
-      return fail(check, `${account} may not ${s.missing.join('; ')}`, hint, files && `outrigger restore ${files.map((f) => `-f ${f}`).join(' ')}${namespaceFlag(namespace)}`);
+      const fix = files && `outrigger restore ${files.map((f) => `-f ${f}`).join(' ')}${namespaceFlag(namespace)}`;
+      return repair(install, { check, message: `${account} may not ${s.missing.join('; ')}`, hint, fix });
     }
     return pass(check, `${account} may make all ${s.reviewed} kinds of request it needs`);
   });
@@ -134,8 +151,9 @@ function leases({ leases, now, namespace }: InstallState): CheckLine[] {
   });
 }
 
-function profiles({ profiles, injectorReplicas }: InstallState): CheckLine[] {
-  if (profiles.length === 0) return [warn('profiles', 'no AgentProfile: nothing is injected', `kubectl apply -f <your AgentProfiles>; the reference one as your overlay ships it: ${FROM_YOUR_OVERLAY}`)];
+function profiles({ profiles, injectorReplicas, install }: InstallState): CheckLine[] {
+  const reference = install?.by === 'helm' ? 'the chart ships the reference one with referenceProfile.enabled' : `the reference one as your overlay ships it: ${FROM_YOUR_OVERLAY}`;
+  if (profiles.length === 0) return [warn('profiles', 'no AgentProfile: nothing is injected', `kubectl apply -f <your AgentProfiles>; ${reference}`)];
   return profiles.map((p) => {
     const check = `profile ${p.name}`;
     if (p.accepted?.status !== 'True') return fail(check, `generation ${p.generation} not accepted: ${p.accepted ? `${p.accepted.reason}: ${p.accepted.message}` : 'no status yet (is the rbac-syncer running?)'}`, `kubectl get agentprofile ${p.name} -o yaml`);
@@ -170,38 +188,40 @@ function execGuard(state: InstallState, kind: RbacBindingKind): CheckLine {
   const remedy = execGuardRemedy(guard.policy, guard.binding);
   // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
   const hint = guard.policy && guard.binding ? "replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay's instance label goes)" : 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists';
-  return fail(check, `${problems.join('; ')}: ${emptied}`, hint, remedy.command);
+  const changed = guard.policy && guard.binding ? `validatingadmissionpolicy,validatingadmissionpolicybinding ${guard.name}` : undefined;
+  return repair(state.install, { check, message: `${problems.join('; ')}: ${emptied}`, hint, fix: remedy.command, changed });
 }
 
 /** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */
-function syncerConfinement({ syncerConfinement: policy }: InstallState): CheckLine {
+function syncerConfinement({ syncerConfinement: policy, install }: InstallState): CheckLine {
   const unconfined = "the rbac-syncer's writes of bindings are not confined to its own (its RBAC allows deleting any ClusterRoleBinding)";
-  return shippedPolicy('syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
+  return shippedPolicy(install, 'syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
 }
 
 /** The policy without which the cert-manager's patch of the webhook configuration reaches every field; not needed without Outrigger's cert-manager (Jetstack's issues the certificate). */
-function certManagerConfinement({ certManagerConfinement: policy, deployments }: InstallState): CheckLine {
+function certManagerConfinement({ certManagerConfinement: policy, deployments, install }: InstallState): CheckLine {
   if (!deployments.some((d) => d.name === INSTALL_NAMES.certManager)) return pass('cert-manager-confinement', `no Deployment ${INSTALL_NAMES.certManager}: not needed`);
   const unconfined = "the cert-manager's patch of the webhook configuration is not confined to its caBundles (its RBAC allows changing where the webhook calls and which pods it sees)";
-  return shippedPolicy('cert-manager-confinement', policy, unconfined, CERT_MANAGER_CONFINEMENT_FILE);
+  return shippedPolicy(install, 'cert-manager-confinement', policy, unconfined, CERT_MANAGER_CONFINEMENT_FILE);
 }
 
 /** The policy without which a pod the webhook skips may bring a container named like an agent. */
-function forgedAgent({ forgedAgent: policy }: InstallState): CheckLine {
+function forgedAgent({ forgedAgent: policy, install }: InstallState): CheckLine {
   const unguarded = "a pod that does not opt in may bring a container named like a profile's agent (the webhook does not see it)";
-  return shippedPolicy('forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
+  return shippedPolicy(install, 'forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
 }
 
 /** A policy deploy/base ships as is (no overlay changes it): present, and bound with Deny. */
-function shippedPolicy(check: string, policy: AdmissionPolicyView, consequence: string, file: string): CheckLine {
+function shippedPolicy(install: InstallIdentity | undefined, check: string, policy: AdmissionPolicyView, consequence: string, file: string): CheckLine {
   const base = file.split('/').slice(0, -1).join('/');
   if (policy.policies.length === 0 || policy.bindings.length === 0) {
     const missing = policy.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
-    return fail(check, `${missing}: ${consequence}`, `creates what of the policy is missing, as ${base} has it, changing nothing that exists`, `outrigger restore -f ${file}`);
+    return repair(install, { check, message: `${missing}: ${consequence}`, hint: `creates what of the policy is missing, as ${base} has it, changing nothing that exists`, fix: `outrigger restore -f ${file}` });
   }
   if (!policy.bindings.some((b) => b.actions.includes('Deny'))) {
     const hint = 'replaces the policy with the one deploy/base ships, which no overlay changes';
-    return fail(check, `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${consequence}`, hint, `kubectl replace -f ${file}`);
+    const message = `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${consequence}`;
+    return repair(install, { check, message, hint, fix: `kubectl replace -f ${file}`, changed: `validatingadmissionpolicybinding ${policy.bindings.map((b) => b.name).join(' ')}` });
   }
   return pass(check, `ValidatingAdmissionPolicy ${policy.policies.join(', ')} bound with Deny`);
 }

@@ -4,6 +4,7 @@ import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, F
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
+import { type InstallIdentity, installIdentity } from '../install-identity.js';
 import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
@@ -78,6 +79,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     crd: crdObj ? { established: conditionsOf(crdObj).some((c) => c.type === 'Established' && c.status === 'True') } : undefined,
     webhook,
     deployments: deploymentObjs.map(deploymentView),
+    install: knownInstall(deploymentObjs, namespace),
     serviceAccess,
     servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
     injectorReplicas,
@@ -92,6 +94,14 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     agents,
     readErrors,
   };
+}
+
+function knownInstall(deployments: readonly Json[], namespace: string): InstallIdentity | undefined {
+  try {
+    return installIdentity(deployments, namespace);
+  } catch {
+    return undefined; // the deployments line names a missing install; restore names differing ones
+  }
 }
 
 /** A ValidatingAdmissionPolicy and its binding of the same name, as check judges them. */

@@ -1,6 +1,7 @@
 import type { PodSecurityLevel } from '@outrigger/agent-profiles';
 import type { GuardBindingView, GuardPolicyView } from '@outrigger/install';
 import type { AgentScan } from '../agents/agent-scan.reader.js';
+import type { InstallIdentity } from '../install-identity.js';
 import type { ParsedCertificate } from '@outrigger/pki';
 
 /** What `outrigger check` reads from the cluster, parsed once (install-state.reader.ts). */
@@ -13,6 +14,8 @@ export interface InstallState {
   readonly crd: { readonly established: boolean } | undefined;
   readonly webhook: WebhookView | undefined;
   readonly deployments: readonly DeploymentView[];
+  /** Which installation the Deployments belong to; undefined when none is found or they differ (restore says which). */
+  readonly install: InstallIdentity | undefined;
   /** Each service's ServiceAccount against the API requests that service makes (SubjectAccessReviews). */
   readonly serviceAccess: readonly ServiceAccessView[];
   /** The injector's serving Secret (from its TLS_SECRET), with its leaf certificate. */

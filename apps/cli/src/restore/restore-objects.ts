@@ -1,6 +1,8 @@
-import { INSTALL_NAMES } from '@outrigger/install';
+import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { classifyApiError, discoverResource, type KubeClient, kubeJson, resourcePath } from '@outrigger/kube';
 import YAML from 'yaml';
+import { PART_OF_OUTRIGGER } from '../check/install-state.reader.js';
+import { describeInstall, helmRepair, type InstallIdentity, installIdentity, type ManifestInstall } from '../install-identity.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifests are untyped JSON
 
@@ -30,13 +32,22 @@ const followsInstall = (objectNamespace: unknown) => !objectNamespace || objectN
 /**
  * Creates each object that does not exist and leaves every one that does exactly as it is, so the
  * missing parts of an install come back as the files have them and nothing of an overlay is undone.
+ * Each created object carries the install's instance label, as the rest of the install does.
  * Namespaced objects of the install namespace (or of none) go into `namespace`, with the
  * ServiceAccount subjects of the install namespace; one the file puts elsewhere (the cert-manager's
- * Role for Events in `default`) stays there.
+ * Role for Events in `default`) stays there. Refuses a Helm install, whose release only Helm repairs.
  */
 export async function restoreObjects(kc: KubeClient, objects: readonly Json[], namespace: string): Promise<RestoreOutcome[]> {
+  const install = await readInstallIdentity(kc, namespace);
+  if (install.by === 'helm') {
+    throw new Error(
+      `Outrigger in ${namespace} is ${describeInstall(install)}: objects created here would lack Helm's ownership label and annotations, so helm uninstall would leave them behind and helm upgrade conflict on them; let Helm re-create what its release lacks: ${helmRepair(install)}`,
+    );
+  }
+  // All checked before the first is created: a restore of another installation's manifests creates nothing.
+  const labelled = objects.map((object) => withInstance(object, install, namespace));
   const outcomes: RestoreOutcome[] = [];
-  for (const object of objects) {
+  for (const object of labelled) {
     const { resource, namespaced } = await discoverResource(kc, object.apiVersion, object.kind);
     const into = namespaced ? (followsInstall(object.metadata.namespace) ? namespace : (object.metadata.namespace as string)) : undefined;
     const body = inNamespace(object, namespace, into);
@@ -51,6 +62,22 @@ export async function restoreObjects(kc: KubeClient, objects: readonly Json[], n
     }
   }
   return outcomes;
+}
+
+async function readInstallIdentity(kc: KubeClient, namespace: string): Promise<InstallIdentity> {
+  const path = resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace });
+  const deployments = await kubeJson<{ items?: Json[] }>(kc, { path, query: { labelSelector: PART_OF_OUTRIGGER }, timeoutMs: 15_000 });
+  return installIdentity(deployments.items ?? [], namespace);
+}
+
+/** The object with the install's instance label; one the manifests label as another installation's is refused. */
+function withInstance(object: Json, install: ManifestInstall, namespace: string): Json {
+  const own: unknown = object.metadata.labels?.[INSTANCE_LABEL];
+  if (own !== undefined && own !== install.instance) {
+    throw new Error(`${object.kind} ${object.metadata.name} is labelled ${INSTANCE_LABEL}=${String(own)}, but the install in ${namespace} has ${describeInstall(install)}: these manifests are another installation's`);
+  }
+  if (install.instance === undefined) return object;
+  return { ...object, metadata: { ...object.metadata, labels: { ...object.metadata.labels, [INSTANCE_LABEL]: install.instance } } };
 }
 
 function inNamespace(object: Json, namespace: string, into: string | undefined): Json {
