@@ -35,9 +35,9 @@ describe('execGuardProblem', () => {
 
   it('names each missing object and a fix that creates only what is missing', () => {
     expect(execGuardProblem(KIND, NAME, undefined, projectGuardBinding(binding))).toBe(
-      `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found; create what is missing, changing nothing else: outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml`,
+      `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found; create what is missing, changing nothing else: outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml (installed with Helm: outrigger check prints Helm's repair)`,
     );
-    expect(execGuardProblem(KIND, NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/; put the shipped guard back: kubectl replace -f deploy\/base\/rbac-syncer\/exec-guard\.yaml$/);
+    expect(execGuardProblem(KIND, NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/; put the shipped guard back: kubectl replace -f deploy\/base\/rbac-syncer\/exec-guard\.yaml \(installed with Helm: outrigger check prints Helm's repair\)$/);
     expect(execGuardProblem(KIND, NAME, undefined, undefined)).toMatch(/ValidatingAdmissionPolicy \S+ not found; ValidatingAdmissionPolicyBinding \S+ not found/);
   });
 

@@ -103,5 +103,6 @@ export function execGuardProblem(kind: RbacBindingKind, name: string, policy: Gu
   const problems = execGuardShortfalls(kind, name, policy, binding);
   if (problems.length === 0) return undefined;
   const remedy = execGuardRemedy(policy, binding);
-  return `exec guard not in force: ${problems.join('; ')}; ${remedy.what}: ${remedy.command}`;
+  // The syncer cannot tell how it was installed, and a Helm release's guard comes back only from Helm (objects put back by hand lack its ownership).
+  return `exec guard not in force: ${problems.join('; ')}; ${remedy.what}: ${remedy.command} (installed with Helm: outrigger check prints Helm's repair)`;
 }
