@@ -69,22 +69,26 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 /**
  * What the overlay (deploy/overlays/local) decides and a careless fix would revert: the Deployments'
- * images and replicas, the services' roles (the local overlay patches the rbac-syncer's), the guard.
- * Labels without the overlay's instance label, which a file of deploy/base cannot carry.
+ * images and replicas, the services' roles (the local overlay patches the rbac-syncer's) and their
+ * bindings, the injector's Service, the admission policies, each with its labels (the overlay's
+ * instance label among them, which `outrigger restore` gives what it creates or replaces).
  */
 function overlayObjects(): unknown {
-  const labels = (o: Json) => Object.fromEntries(Object.entries(o.metadata?.labels ?? {}).filter(([k]) => k !== 'app.kubernetes.io/instance'));
+  const labels = (o: Json) => o.metadata?.labels ?? {};
   const list = (args: string[]) => kubectlJson<{ items: Json[] }>(['get', ...args]).items;
+  const ours = ['-l', 'app.kubernetes.io/part-of=outrigger'];
   const roles = (items: Json[]) => items.map((r) => ({ name: r.metadata.name, labels: labels(r), rules: r.rules }));
-  const guard = (kind: string) => {
-    const o = kubectlJson<Json>(['get', kind, INSTALL_NAMES.execGuard]);
-    return { labels: labels(o), spec: o.spec };
-  };
+  const bindings = (items: Json[]) => items.map((b) => ({ name: b.metadata.name, labels: labels(b), roleRef: b.roleRef, subjects: b.subjects }));
+  const specs = (items: Json[]) => items.map((o) => ({ name: o.metadata.name, labels: labels(o), spec: o.spec }));
   return {
     deployments: list(['deployments', '-n', OUTRIGGER_NAMESPACE]).map((d) => ({ name: d.metadata.name, replicas: d.spec.replicas, images: d.spec.template.spec.containers.map((c: Json) => c.image) })),
-    clusterRoles: roles(list(['clusterroles', '-l', 'app.kubernetes.io/part-of=outrigger'])),
+    clusterRoles: roles(list(['clusterroles', ...ours])),
     roles: roles(list(['roles', '-n', OUTRIGGER_NAMESPACE])),
-    guard: { policy: guard('validatingadmissionpolicy'), binding: guard('validatingadmissionpolicybinding') },
+    clusterRoleBindings: bindings(list(['clusterrolebindings', ...ours])),
+    roleBindings: bindings(list(['rolebindings', '-n', OUTRIGGER_NAMESPACE])),
+    services: list(['services', '-n', OUTRIGGER_NAMESPACE]).map((o) => ({ name: o.metadata.name, labels: labels(o), selector: o.spec.selector, ports: o.spec.ports })),
+    policies: specs(list(['validatingadmissionpolicies', ...ours])),
+    policyBindings: specs(list(['validatingadmissionpolicybindings', ...ours])),
   };
 }
 

@@ -83,6 +83,18 @@ describe('outrigger restore, as `outrigger check` prints it', () => {
     expectAsOverlayHasIt('Service', INSTALL_NAMES.injector, NS);
   });
 
+  it('puts a changed admission policy back as the overlay has it, label included, with --replace', () => {
+    const name = INSTALL_NAMES.forgedAgentPolicy;
+    kubectl(['patch', 'validatingadmissionpolicybinding', name, '--type=merge', '-p', JSON.stringify({ spec: { validationActions: ['Warn'] } })]);
+    const fix = failedLine('forged-agent').fix ?? '';
+    expect(fix).toBe('outrigger restore --replace -f deploy/base/webhook/forged-agent.yaml');
+    const run = outrigger(fix.split(' ').slice(1));
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`replaced ValidatingAdmissionPolicyBinding ${name}`);
+    expectAsOverlayHasIt('ValidatingAdmissionPolicyBinding', name);
+    expectAsOverlayHasIt('ValidatingAdmissionPolicy', name);
+  });
+
   it("on a Helm install, check hints Helm's repair of its release, and restore refuses naming it", () => {
     // What `helm install platform --namespace default` puts on every object of its release.
     kubectl(['label', 'deployments', '--all', '-n', NS, 'app.kubernetes.io/managed-by=Helm']);

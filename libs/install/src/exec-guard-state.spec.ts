@@ -37,7 +37,7 @@ describe('execGuardProblem', () => {
     expect(execGuardProblem(KIND, NAME, undefined, projectGuardBinding(binding))).toBe(
       `exec guard not in force: ValidatingAdmissionPolicy ${NAME} not found; create what is missing, changing nothing else: outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml (installed with Helm: outrigger check prints Helm's repair)`,
     );
-    expect(execGuardProblem(KIND, NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/; put the shipped guard back: kubectl replace -f deploy\/base\/rbac-syncer\/exec-guard\.yaml \(installed with Helm: outrigger check prints Helm's repair\)$/);
+    expect(execGuardProblem(KIND, NAME, projectGuardPolicy(withSpec(policy, { failurePolicy: 'Ignore' })), projectGuardBinding(binding))).toMatch(/; put the shipped guard back: outrigger restore --replace -f deploy\/base\/rbac-syncer\/exec-guard\.yaml \(installed with Helm: outrigger check prints Helm's repair\)$/);
     expect(execGuardProblem(KIND, NAME, undefined, undefined)).toMatch(/ValidatingAdmissionPolicy \S+ not found; ValidatingAdmissionPolicyBinding \S+ not found/);
   });
 

@@ -94,7 +94,7 @@ export function execGuardShortfalls(kind: RbacBindingKind, name: string, policy:
  * as shipped (never an overlay or base applied over the install).
  */
 export function execGuardRemedy(policy: GuardPolicyView | undefined, binding: GuardBindingView | undefined): { readonly what: string; readonly command: string } {
-  if (policy && binding) return { what: 'put the shipped guard back', command: `kubectl replace -f ${EXEC_GUARD_FILE}` };
+  if (policy && binding) return { what: 'put the shipped guard back', command: `outrigger restore --replace -f ${EXEC_GUARD_FILE}` };
   return { what: policy || binding ? 'create what is missing, changing nothing else' : 'create it', command: `outrigger restore -f ${EXEC_GUARD_FILE}` };
 }
 

@@ -130,14 +130,14 @@ describe('checkLines', () => {
   const REPAIRS: [string, Partial<InstallState>, string, string][] = [
     ['the guard policy deleted', { execGuard: { ...GUARD, policy: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the guard binding deleted', { execGuard: { ...GUARD, binding: undefined } }, 'exec-guard', 'outrigger restore -f deploy/base/rbac-syncer/exec-guard.yaml'],
-    ['the guard failing open', { execGuard: guardWith({ failurePolicy: 'Ignore' }) }, 'exec-guard', 'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
-    ['the guard binding looking in one namespace', { execGuard: guardWith({}, { paramRef: { ...execGuardBinding().spec.paramRef, namespace: 'empty' } }) }, 'exec-guard', 'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard failing open', { execGuard: guardWith({ failurePolicy: 'Ignore' }) }, 'exec-guard', 'outrigger restore --replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
+    ['the guard binding looking in one namespace', { execGuard: guardWith({}, { paramRef: { ...execGuardBinding().spec.paramRef, namespace: 'empty' } }) }, 'exec-guard', 'outrigger restore --replace -f deploy/base/rbac-syncer/exec-guard.yaml'],
     ['the forged-agent binding deleted', { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [] } }, 'forged-agent', 'outrigger restore -f deploy/base/webhook/forged-agent.yaml'],
     [
       'the forged-agent binding changed to warn',
       { forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Warn'] }] } },
       'forged-agent',
-      'kubectl replace -f deploy/base/webhook/forged-agent.yaml',
+      'outrigger restore --replace -f deploy/base/webhook/forged-agent.yaml',
     ],
     [
       "the cert-manager's confinement deleted, with Outrigger's cert-manager installed",
@@ -150,13 +150,13 @@ describe('checkLines', () => {
       'the confinement binding changed to audit',
       { syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Audit'] }] } },
       'syncer-confinement',
-      'kubectl replace -f deploy/base/rbac-syncer/syncer-confinement.yaml',
+      'outrigger restore --replace -f deploy/base/rbac-syncer/syncer-confinement.yaml',
     ],
     [
       'the guard binding changed to warn',
       { execGuard: guardWith({}, { validationActions: ['Warn'] }) },
       'exec-guard',
-      'kubectl replace -f deploy/base/rbac-syncer/exec-guard.yaml',
+      'outrigger restore --replace -f deploy/base/rbac-syncer/exec-guard.yaml',
     ],
     [
       "the injector's RoleBinding deleted",
@@ -181,7 +181,7 @@ describe('checkLines', () => {
     const helm: Partial<InstallState> = { install: { by: 'helm', release: 'platform', releaseNamespace: 'default' } };
     const line = checkLines({ ...healthy, ...helm, ...broken }).find((l) => l.check === check);
     const upgrade = 'helm upgrade platform <your chart> --version <its installed version> --namespace default --reuse-values;';
-    expect(line).toEqual({ check, result: 'fail', message: expect.any(String), hint: expect.stringContaining(fix.startsWith('kubectl replace') ? `: kubectl delete validatingadmissionpolicy` : `: ${upgrade}`) });
+    expect(line).toEqual({ check, result: 'fail', message: expect.any(String), hint: expect.stringContaining(fix.startsWith('outrigger restore --replace') ? `: kubectl delete validatingadmissionpolicy` : `: ${upgrade}`) });
     expect(line?.hint).toContain(upgrade);
   });
 

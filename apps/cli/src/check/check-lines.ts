@@ -187,41 +187,41 @@ function execGuard(state: InstallState, kind: RbacBindingKind): CheckLine {
   const emptied = `the rbac-syncer keeps the ${kind}s of ${bound.join(', ')} empty`;
   const remedy = execGuardRemedy(guard.policy, guard.binding);
   // Changed, not missing: server-side apply would keep another manager's set items (Warn beside Deny is invalid); a replace puts back exactly the shipped guard.
-  const hint = guard.policy && guard.binding ? "replaces the guard with the one deploy/base ships, which no overlay changes (only an overlay's instance label goes)" : 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists';
+  const hint = guard.policy && guard.binding ? 'replaces the guard with the one deploy/base ships, which no overlay changes' : 'creates what of the guard is missing, as deploy/base/rbac-syncer has it, changing nothing that exists';
   const changed = guard.policy && guard.binding ? `validatingadmissionpolicy,validatingadmissionpolicybinding ${guard.name}` : undefined;
-  return repair(state.install, { check, message: `${problems.join('; ')}: ${emptied}`, hint, fix: remedy.command, changed });
+  return repair(state.install, { check, message: `${problems.join('; ')}: ${emptied}`, hint, fix: `${remedy.command}${namespaceFlag(state.namespace)}`, changed });
 }
 
 /** The policy without which the rbac-syncer's delete on ClusterRoleBindings (any name: RBAC cannot limit it by label) reaches bindings not its own. */
-function syncerConfinement({ syncerConfinement: policy, install }: InstallState): CheckLine {
+function syncerConfinement({ syncerConfinement: policy, install, namespace }: InstallState): CheckLine {
   const unconfined = "the rbac-syncer's writes of bindings are not confined to its own (its RBAC allows deleting any ClusterRoleBinding)";
-  return shippedPolicy(install, 'syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
+  return shippedPolicy({ install, namespace }, 'syncer-confinement', policy, unconfined, SYNCER_CONFINEMENT_FILE);
 }
 
 /** The policy without which the cert-manager's patch of the webhook configuration reaches every field; not needed without Outrigger's cert-manager (Jetstack's issues the certificate). */
-function certManagerConfinement({ certManagerConfinement: policy, deployments, install }: InstallState): CheckLine {
+function certManagerConfinement({ certManagerConfinement: policy, deployments, install, namespace }: InstallState): CheckLine {
   if (!deployments.some((d) => d.name === INSTALL_NAMES.certManager)) return pass('cert-manager-confinement', `no Deployment ${INSTALL_NAMES.certManager}: not needed`);
   const unconfined = "the cert-manager's patch of the webhook configuration is not confined to its caBundles (its RBAC allows changing where the webhook calls and which pods it sees)";
-  return shippedPolicy(install, 'cert-manager-confinement', policy, unconfined, CERT_MANAGER_CONFINEMENT_FILE);
+  return shippedPolicy({ install, namespace }, 'cert-manager-confinement', policy, unconfined, CERT_MANAGER_CONFINEMENT_FILE);
 }
 
 /** The policy without which a pod the webhook skips may bring a container named like an agent. */
-function forgedAgent({ forgedAgent: policy, install }: InstallState): CheckLine {
+function forgedAgent({ forgedAgent: policy, install, namespace }: InstallState): CheckLine {
   const unguarded = "a pod that does not opt in may bring a container named like a profile's agent (the webhook does not see it)";
-  return shippedPolicy(install, 'forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
+  return shippedPolicy({ install, namespace }, 'forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
 }
 
 /** A policy deploy/base ships as is (no overlay changes it): present, and bound with Deny. */
-function shippedPolicy(install: InstallIdentity | undefined, check: string, policy: AdmissionPolicyView, consequence: string, file: string): CheckLine {
+function shippedPolicy({ install, namespace }: Pick<InstallState, 'install' | 'namespace'>, check: string, policy: AdmissionPolicyView, consequence: string, file: string): CheckLine {
   const base = file.split('/').slice(0, -1).join('/');
   if (policy.policies.length === 0 || policy.bindings.length === 0) {
     const missing = policy.policies.length === 0 ? 'its ValidatingAdmissionPolicy is missing' : 'its ValidatingAdmissionPolicyBinding is missing';
-    return repair(install, { check, message: `${missing}: ${consequence}`, hint: `creates what of the policy is missing, as ${base} has it, changing nothing that exists`, fix: `outrigger restore -f ${file}` });
+    return repair(install, { check, message: `${missing}: ${consequence}`, hint: `creates what of the policy is missing, as ${base} has it, changing nothing that exists`, fix: `outrigger restore -f ${file}${namespaceFlag(namespace)}` });
   }
   if (!policy.bindings.some((b) => b.actions.includes('Deny'))) {
     const hint = 'replaces the policy with the one deploy/base ships, which no overlay changes';
     const message = `no binding of it denies (${policy.bindings.map((b) => `${b.name}: ${b.actions.join(', ') || 'no action'}`).join('; ')}): ${consequence}`;
-    return repair(install, { check, message, hint, fix: `kubectl replace -f ${file}`, changed: `validatingadmissionpolicybinding ${policy.bindings.map((b) => b.name).join(' ')}` });
+    return repair(install, { check, message, hint, fix: `outrigger restore --replace -f ${file}${namespaceFlag(namespace)}`, changed: `validatingadmissionpolicybinding ${policy.bindings.map((b) => b.name).join(' ')}` });
   }
   return pass(check, `ValidatingAdmissionPolicy ${policy.policies.join(', ')} bound with Deny`);
 }

@@ -9,7 +9,7 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 export interface RestoreOutcome {
   /** `Kind namespace/name`. */
   readonly object: string;
-  readonly result: 'created' | 'exists';
+  readonly result: 'created' | 'exists' | 'replaced';
 }
 
 const FIELD_MANAGER = 'outrigger-restore';
@@ -31,13 +31,15 @@ const followsInstall = (objectNamespace: unknown) => !objectNamespace || objectN
 
 /**
  * Creates each object that does not exist and leaves every one that does exactly as it is, so the
- * missing parts of an install come back as the files have them and nothing of an overlay is undone.
- * Each created object carries the install's instance label, as the rest of the install does.
+ * missing parts of an install come back as the files have them and nothing of an overlay is undone;
+ * with `replace`, puts those that exist back as the files have them too (for objects no overlay
+ * changes: the admission policies). Each object carries the install's instance label, as the rest
+ * of the install does.
  * Namespaced objects of the install namespace (or of none) go into `namespace`, with the
  * ServiceAccount subjects of the install namespace; one the file puts elsewhere (the cert-manager's
  * Role for Events in `default`) stays there. Refuses a Helm install, whose release only Helm repairs.
  */
-export async function restoreObjects(kc: KubeClient, objects: readonly Json[], namespace: string): Promise<RestoreOutcome[]> {
+export async function restoreObjects(kc: KubeClient, objects: readonly Json[], namespace: string, { replace = false }: { readonly replace?: boolean } = {}): Promise<RestoreOutcome[]> {
   const install = await readInstallIdentity(kc, namespace);
   if (install.by === 'helm') {
     throw new Error(
@@ -58,10 +60,27 @@ export async function restoreObjects(kc: KubeClient, objects: readonly Json[], n
       outcomes.push({ object: described, result: 'created' });
     } catch (error) {
       if (classifyApiError(error).reason !== 'AlreadyExists') throw new Error(`cannot create ${described}: ${classifyApiError(error).message}`);
-      outcomes.push({ object: described, result: 'exists' });
+      if (!replace) {
+        outcomes.push({ object: described, result: 'exists' });
+        continue;
+      }
+      await replaceObject(kc, resourcePath({ apiVersion: object.apiVersion, resource, namespace: into, name: object.metadata.name }), body, described);
+      outcomes.push({ object: described, result: 'replaced' });
     }
   }
   return outcomes;
+}
+
+/** A PUT of `body` at the version read just before, as `kubectl replace` does: a change made meanwhile is refused, not overwritten. */
+async function replaceObject(kc: KubeClient, path: string, body: Json, described: string): Promise<void> {
+  try {
+    const existing = await kubeJson<Json>(kc, { path, timeoutMs: 15_000 });
+    const versioned = { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } };
+    await kubeJson(kc, { method: 'PUT', path, query: { fieldManager: FIELD_MANAGER }, body: versioned, timeoutMs: 15_000 });
+  } catch (error) {
+    const { reason, message } = classifyApiError(error);
+    throw new Error(`cannot replace ${described}: ${reason === 'Conflict' ? 'it changed while being replaced; run the command again' : message}`, { cause: error });
+  }
 }
 
 async function readInstallIdentity(kc: KubeClient, namespace: string): Promise<InstallIdentity> {
