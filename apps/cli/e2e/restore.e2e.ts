@@ -93,6 +93,11 @@ describe('outrigger restore, as `outrigger check` prints it', () => {
     expect(run.stdout).toContain(`replaced ValidatingAdmissionPolicyBinding ${name}`);
     expectAsOverlayHasIt('ValidatingAdmissionPolicyBinding', name);
     expectAsOverlayHasIt('ValidatingAdmissionPolicy', name);
+    // What an overlay may change is never replaced: the whole restore is refused before any write.
+    const rbac = outrigger(['restore', '--replace', '-f', 'deploy/base/webhook/forged-agent.yaml', '-f', 'deploy/base/rbac-syncer/rbac.yaml']);
+    expect(rbac.status).toBe(1);
+    expect(rbac.stderr).toMatch(/ServiceAccount outrigger-rbac-syncer: --replace puts back only admission policies and their bindings \(ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding\)/);
+    expect(rbac.stdout).toBe('');
   });
 
   it("on a Helm install, check hints Helm's repair of its release, and restore refuses naming it", () => {

@@ -9,8 +9,8 @@ export const restoreUsage = `usage: outrigger restore [--replace] -f FILE|DIR|-.
 Creates the objects of these manifests that do not exist in the cluster and never changes one that
 does: what \`outrigger check\` finds missing comes back as the files have it, and the rest of the
 install (your overlay's images, replicas, patches) stays as it is. With --replace, puts the objects
-that exist back as the files have them too: for what no overlay changes (the admission policies
-\`outrigger check\` names). Each object carries the install's ${INSTANCE_LABEL} label, as its
+that exist back as the files have them too; only admission policies and their bindings, which no
+overlay changes (other manifests are refused). Each object carries the install's ${INSTANCE_LABEL} label, as its
 Deployments do; manifests labelled as another
 installation's are refused, and so is a Helm install (the helm command that repairs it is named).
 Namespaced objects go into --namespace (default ${INSTALL_NAMES.namespace}), except those the

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { CERT_MANAGER_CONFINEMENT_FILE, EXEC_GUARD_FILE, FORGED_AGENT_POLICY_FILE, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import type { KubeClient, KubeRequest, KubeResponse } from '@outrigger/kube';
 import { describe, expect, it } from 'vitest';
-import { manifestObjects, restoreObjects } from './restore-objects.js';
+import { manifestObjects, REPLACEABLE_KINDS, restoreObjects } from './restore-objects.js';
 
 /** An overlay's Deployment: its overlay labels it, as every object, with the installation's name. */
 const overlayDeployment = (name: string, instance = 'outrigger-prod') => ({ metadata: { name, labels: { 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/instance': instance } } });
@@ -158,5 +160,13 @@ subjects: [{ kind: ServiceAccount, name: outrigger-cert-manager, namespace: outr
   it('names a document that is not an object, and unwraps Lists', () => {
     expect(() => manifestObjects('kind: Secret\n', 'x.yaml')).toThrow('x.yaml: document 0 is not a Kubernetes object');
     expect(manifestObjects('apiVersion: v1\nkind: List\nitems: [{ apiVersion: v1, kind: ServiceAccount, metadata: { name: a } }]\n', 'list.yaml')).toHaveLength(1);
+  });
+});
+
+describe('the files `outrigger check` prints `restore --replace` for', () => {
+  it.each([EXEC_GUARD_FILE, SYNCER_CONFINEMENT_FILE, FORGED_AGENT_POLICY_FILE, CERT_MANAGER_CONFINEMENT_FILE])('%s holds only what --replace may put back', (file) => {
+    const objects = manifestObjects(readFileSync(new URL(`../../../../${file}`, import.meta.url), 'utf8'), file);
+    expect(objects.length).toBeGreaterThan(0);
+    for (const o of objects) expect(REPLACEABLE_KINDS.has(o.kind), `${o.kind} ${o.metadata.name}`).toBe(true);
   });
 });

@@ -47,7 +47,7 @@ export async function restoreObjects(kc: KubeClient, objects: readonly Json[], n
     );
   }
   // All checked before the first is created: a restore of another installation's manifests creates nothing.
-  const labelled = objects.map((object) => withInstance(object, install, namespace));
+  const labelled = objects.map((object) => withInstance(replace ? replaceable(object) : object, install, namespace));
   const outcomes: RestoreOutcome[] = [];
   for (const object of labelled) {
     const { resource, namespaced } = await discoverResource(kc, object.apiVersion, object.kind);
@@ -69,6 +69,14 @@ export async function restoreObjects(kc: KubeClient, objects: readonly Json[], n
     }
   }
   return outcomes;
+}
+
+/** What --replace may put back: objects no overlay changes, so replacing one undoes nothing of an install. */
+export const REPLACEABLE_KINDS: ReadonlySet<string> = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+
+function replaceable(object: Json): Json {
+  if (REPLACEABLE_KINDS.has(object.kind)) return object;
+  throw new Error(`${object.kind} ${object.metadata.name}: --replace puts back only admission policies and their bindings (${[...REPLACEABLE_KINDS].join(', ')}), which no overlay changes; restore it without --replace (it creates only what is missing), from your overlay if it changes it`);
 }
 
 /** A PUT of `body` at the version read just before, as `kubectl replace` does: a change made meanwhile is refused, not overwritten. */
