@@ -56,6 +56,34 @@ const DEFAULT_DIR = '/var/lib/outrigger-cluster';
 /** Paths outside the cluster's directory that containerd, CNI or kubelet create when missing. */
 const HOST_PATHS = ['/run/containerd', '/var/lib/cni', '/var/log/containers', '/etc/cni'];
 
+/** What a cluster runs: the directories of its binaries, and the images it loads. */
+export interface ClusterParts {
+  readonly binDir: string;
+  readonly containerdDir: string;
+  readonly corednsDir: string;
+  readonly registryDir: string;
+  readonly htpasswdDir: string;
+  readonly images: readonly LocalImage[];
+}
+
+/**
+ * Builds what a cluster runs where it is missing (binaries from Go modules, once, cached outside
+ * the repository; the repository's images, reused while their inputs are unchanged), so that a
+ * start measured by a deadline does not include a first build.
+ */
+export async function prepareCluster(options: Pick<ClusterOptions, 'log' | 'images'> = {}): Promise<ClusterParts> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`[cluster] ${line}\n`));
+  log('resolving binaries (the first run builds them from Go modules: many minutes)');
+  const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
+  const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
+  const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/cluster/coredns/build.sh', ['coredns'], log);
+  const registryDir = await resolveToolDir('OUTRIGGER_REGISTRY_BIN', 'tools/registry/build.sh', ['registry'], log);
+  const htpasswdDir = await runBuildScript('tools/registry/build.sh', ['htpasswd'], log);
+  if (!options.images) log('building images (reused when their inputs are unchanged)');
+  const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
+  return { binDir, containerdDir, corednsDir, registryDir, htpasswdDir, images };
+}
+
 export function clusterDir(options: ClusterOptions = {}): string {
   return options.dir ?? process.env.OUTRIGGER_CLUSTER_DIR ?? DEFAULT_DIR;
 }
@@ -70,14 +98,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const dir = clusterDir(options);
   checkHost(dir);
 
-  log('resolving binaries (the first run builds them from Go modules: many minutes)');
-  const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
-  const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
-  const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/cluster/coredns/build.sh', ['coredns'], log);
-  const registryDir = await resolveToolDir('OUTRIGGER_REGISTRY_BIN', 'tools/registry/build.sh', ['registry'], log);
-  const htpasswdDir = await runBuildScript('tools/registry/build.sh', ['htpasswd'], log);
-  if (!options.images) log('building images (reused when their inputs are unchanged)');
-  const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
+  const { binDir, containerdDir, corednsDir, registryDir, htpasswdDir, images } = await prepareCluster({ log, ...(options.images ? { images: options.images } : {}) });
 
   await claim(dir, binDir, log);
   mkdirSync(dir, { recursive: true });
