@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clusterDir, clusterLeftovers, repoRoot } from '@outrigger/control-plane';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 // `npm run cluster` as a user runs it, stopped every way it can stop: nothing of it may stay on the host.
 const CLUSTER_TS = join(repoRoot(), 'tools', 'cluster', 'cluster.ts');
@@ -27,8 +27,23 @@ function startClusterCommand(env: NodeJS.ProcessEnv = {}): Run {
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return { child, output: () => output, exited };
+  const run = { child, output: () => output, exited };
+  started.push(run);
+  return run;
 }
+
+const started: Run[] = [];
+
+// A test that failed before stopping its cluster leaves the command running: stop it as Ctrl-C would
+// (its whole process group, a build included), or kill the group, so the next test starts on a clean host.
+afterEach(async () => {
+  for (const run of started.splice(0)) {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) continue;
+    process.kill(-(run.child.pid ?? 0), 'SIGINT');
+    const stopped = await Promise.race([run.exited.then(() => true), new Promise<boolean>((done) => setTimeout(() => done(false), 45_000))]);
+    if (!stopped) process.kill(-(run.child.pid ?? 0), 'SIGKILL');
+  }
+});
 
 async function untilReady(run: Run, timeoutMs = 600_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
