@@ -56,6 +56,8 @@ const DEFAULT_DIR = '/var/lib/outrigger-cluster';
 /** Paths outside the cluster's directory that containerd, CNI or kubelet create when missing. */
 const HOST_PATHS = ['/run/containerd', '/var/lib/cni', '/var/log/containers', '/etc/cni'];
 
+const stderrLog = (line: string): void => void process.stderr.write(`[cluster] ${line}\n`);
+
 /** What a cluster runs: the directories of its binaries, and the images it loads. */
 export interface ClusterParts {
   readonly binDir: string;
@@ -72,7 +74,7 @@ export interface ClusterParts {
  * start measured by a deadline does not include a first build.
  */
 export async function prepareCluster(options: Pick<ClusterOptions, 'log' | 'images'> = {}): Promise<ClusterParts> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`[cluster] ${line}\n`));
+  const log = options.log ?? stderrLog;
   log('resolving binaries (the first run builds them from Go modules: many minutes)');
   const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
   const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
@@ -94,7 +96,7 @@ export function clusterDir(options: ClusterOptions = {}): string {
  * Needs root. Leftovers of an earlier run that died are removed first.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`[cluster] ${line}\n`));
+  const log = options.log ?? stderrLog;
   const dir = clusterDir(options);
   checkHost(dir);
 
