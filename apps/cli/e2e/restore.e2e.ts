@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { INSTALL_NAMES } from '@outrigger/install';
+import { type KubeClient, loadKubeClient } from '@outrigger/kube';
 import { render, type RenderedObject, suiteKubectl } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { manifestObjects, restoreObjects } from '../src/restore/restore-objects.js';
 
 // The repairs `outrigger check` prints, run as printed against a real API server holding the dev
 // overlay's objects (no nodes: nothing runs, which check does not need to name what is missing).
@@ -98,6 +101,35 @@ describe('outrigger restore, as `outrigger check` prints it', () => {
     expect(rbac.status).toBe(1);
     expect(rbac.stderr).toMatch(/ServiceAccount outrigger-rbac-syncer: --replace puts back only admission policies and their bindings \(ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding\)/);
     expect(rbac.stdout).toBe('');
+  });
+
+  it('refuses a --replace whose object changes between its read and its write, and keeps that change', async () => {
+    const name = INSTALL_NAMES.forgedAgentPolicy;
+    const file = 'deploy/base/webhook/forged-agent.yaml';
+    const changeMeanwhile = () => kubectl(['annotate', 'validatingadmissionpolicy', name, 'changed-meanwhile=yes']);
+    // The real API server's client, with someone else's change landing just before the restore's PUT.
+    const real = loadKubeClient(kubeconfigPath);
+    let raced = false;
+    const racing: KubeClient = {
+      server: real.server,
+      request: (request) => {
+        if (request.method === 'PUT' && !raced) {
+          raced = true;
+          changeMeanwhile();
+        }
+        return real.request(request);
+      },
+    };
+    await expect(restoreObjects(racing, manifestObjects(readFileSync(join(REPO, file), 'utf8'), file), NS, { replace: true })).rejects.toThrow(
+      `cannot replace ValidatingAdmissionPolicy ${name}: it changed while being replaced; run the command again`,
+    );
+    expect(raced).toBe(true);
+    expect(getJson(['validatingadmissionpolicy', name]).metadata.annotations).toMatchObject({ 'changed-meanwhile': 'yes' });
+    // Run again, as the message says: the object is put back as shipped, without the change made meanwhile.
+    const again = outrigger(['restore', '--replace', '-f', file]);
+    expect(again.status, again.stderr).toBe(0);
+    expectAsOverlayHasIt('ValidatingAdmissionPolicy', name);
+    expect(getJson(['validatingadmissionpolicy', name]).metadata.annotations?.['changed-meanwhile']).toBeUndefined();
   });
 
   it("on a Helm install, check hints Helm's repair of its release, and restore refuses naming it", () => {
