@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { buildMutatingWebhookConfiguration } from '@outrigger/admission';
 import { parseAgentProfile, referenceProfile } from '@outrigger/agent-profiles';
 import { resolveBinaries, deployedMemoryLimit, INSTALL_NAMESPACE, intendedNamespace, KUSTOMIZATIONS, kustomizationFiles, render, type RenderedObject } from '@outrigger/control-plane';
-import { certManagerPermissions, INSTALL_NAMES } from '@outrigger/install';
+import { certManagerPermissions, INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -71,6 +71,17 @@ describe('deploy/ kustomizations', () => {
     expect(objects(path).length).toBeGreaterThan(0);
     const placed = (namespace: (o: RenderedObject) => string | undefined) => objects(path).map((o) => `${o.kind}/${o.metadata.name} in ${namespace(o) ?? '(cluster)'}`);
     expect(placed((o) => o.metadata.namespace)).toEqual(placed(intendedNamespace));
+  });
+
+  it.each([
+    ['overlays/dev', 'outrigger-dev'],
+    ['overlays/local', 'outrigger-local'],
+    ['overlays/prod', 'outrigger'],
+    ['overlays/prod-mtls', 'outrigger'],
+    ['overlays/prod-jetstack', 'outrigger'],
+  ])("%s labels every object, its components' too, as installation %s", (path, instance) => {
+    const labelled = (o: RenderedObject) => `${o.kind}/${o.metadata.name}: ${o.metadata.labels?.[INSTANCE_LABEL] ?? 'unlabelled'}`;
+    expect(objects(path).map(labelled)).toEqual(objects(path).map((o) => `${o.kind}/${o.metadata.name}: ${instance}`));
   });
 
   it.each(['overlays/dev', 'overlays/prod', 'overlays/prod-mtls', 'overlays/prod-jetstack'])('%s: ships the CRD and exactly the reference AgentProfile, and no profiles ConfigMap', (path) => {

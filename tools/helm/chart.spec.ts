@@ -77,7 +77,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
   it("labels every object with the release's name as app.kubernetes.io/instance, as the prod overlay labels with its installation's", () => {
     const prod = renders.get('000') as RenderedObject[];
     expect(new Set(prod.map((o) => o.metadata.labels?.[INSTANCE_LABEL]))).toEqual(new Set(['outrigger']));
-    const objects = [...template([], 'platform-outrigger').values()];
+    const objects = [...template(TOGGLES.map((t) => `${t.value}.enabled=true`), 'platform-outrigger').values()];
     const instances = (kind: (k: string) => boolean) => new Set(objects.filter((o) => kind(o.kind)).map((o) => o.metadata.labels?.[INSTANCE_LABEL]));
     expect(instances((k) => k !== 'CustomResourceDefinition')).toEqual(new Set(['platform-outrigger']));
     // Helm never templates crds/: the CRD, shared by every release, keeps the overlay's name.

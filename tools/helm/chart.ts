@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
@@ -41,7 +41,9 @@ export function renderVariant(kubectl: string, enabled: ReadonlySet<Toggle>): Re
     // Kustomize takes only relative paths to other kustomizations.
     const deploy = relative(dir, DEPLOY_DIR);
     const components = TOGGLES.filter((t) => enabled.has(t.value)).map((t) => `${deploy}/${t.component}`);
-    writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [`${deploy}/overlays/prod`], components }));
+    // prod's labels (its installation) do not reach objects a component adds out here: given again, from prod.
+    const { labels } = parseDocument(readFileSync(join(DEPLOY_DIR, 'overlays/prod/kustomization.yaml'), 'utf8')).toJS() as { labels?: unknown };
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify({ resources: [`${deploy}/overlays/prod`], components, labels }));
     const out = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return parseAllDocuments(out).map((doc) => {
       if (doc.errors.length > 0) throw doc.errors[0];
