@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { celRule, celString, type CelRule } from './crd-meta.js';
-import type { AgentProfile } from './profile-schema.js';
 
 /**
  * RBAC grants that are privilege escalation in practice, although they use none of the verbs
@@ -215,7 +214,10 @@ export function refuseEscalations(
  * per accepted match, for the services to log as warnings at startup. Empty for a profile
  * without opt-outs (every other match was refused when the profile loaded).
  */
-export function escalationOptOuts(profile: AgentProfile): string[] {
+export function escalationOptOuts(profile: {
+  readonly name: string;
+  readonly rbac?: { readonly binding: { readonly kind: string }; readonly rules: readonly RuleGrant[]; readonly [ESCALATION_OPT_OUT_FIELD]?: readonly string[] | undefined } | undefined;
+}): string[] {
   const accepted: readonly string[] = profile.rbac?.[ESCALATION_OPT_OUT_FIELD] ?? [];
   if (!profile.rbac || accepted.length === 0) return [];
   const scope = profile.rbac.binding.kind === 'ClusterRoleBinding' ? 'in every namespace (ClusterRoleBinding)' : 'in its own namespace (RoleBinding)';

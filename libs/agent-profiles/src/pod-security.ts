@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { celRule, celString, type CelRule } from './crd-meta.js';
-import type { AgentProfile } from './profile-schema.js';
 
 /**
  * The Pod Security Standards' rules that concern one container's own fields
@@ -170,7 +169,7 @@ function hostPathVolumes(profile: Pick<AgentSecurity, 'volumes'>): number[] {
 }
 
 /** For the services' startup log: a profile whose agent is below restricted, by its opt-out. */
-export function podSecurityOptOut(profile: AgentProfile): string[] {
+export function podSecurityOptOut(profile: Pick<AgentSecurity, 'container' | 'volumes'> & { readonly name: string }): string[] {
   const level = agentPodSecurityLevel(profile);
   if (level === 'restricted') return [];
   return [`profile ${profile.name}: spec.${POD_SECURITY_OPT_OUT_FIELD} accepts an agent that meets only the ${level} Pod Security level; pods in namespaces that enforce a stricter level are refused`];

@@ -1,15 +1,8 @@
 import { Controller, Get, Inject, type OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { HealthCheck, HealthCheckService, type HealthIndicatorFunction } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import type { HealthChecks } from './health-checks.js';
 import { HEALTH_MODULE_OPTIONS, type HealthModuleOptions } from './health.module-definition.js';
-
-/** A service's own checks, named in HealthModule.forRoot({ checks }). */
-export interface HealthChecks {
-  /** Fails only for what a restart can fix. */
-  liveness(): HealthIndicatorFunction[];
-  /** Fails while the service should get no traffic (or, for controllers, is not doing its job). */
-  readiness(): HealthIndicatorFunction[];
-}
 
 /** GET /healthz and /readyz for every service, from its HealthChecks. */
 @Controller()

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import type { HealthChecks } from './health.controller.js';
+import type { HealthChecks } from './health-checks.js';
 
 export interface HealthModuleOptions {
   /** The service's HealthChecks class, a provider of its own module. */

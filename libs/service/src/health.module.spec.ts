@@ -3,7 +3,8 @@ import { Injectable, Module, ServiceUnavailableException } from '@nestjs/common'
 import { NestFactory } from '@nestjs/core';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { describe, expect, it } from 'vitest';
-import { HealthController, type HealthChecks } from './health.controller.js';
+import type { HealthChecks } from './health-checks.js';
+import { HealthController } from './health.controller.js';
 import { HealthModule } from './health.module.js';
 
 @Injectable()

@@ -1,6 +1,7 @@
 export * from './bootstrap.js';
 export * from './env.js';
 export * from './health.controller.js';
+export type { HealthChecks } from './health-checks.js';
 export { KUBE_CLIENT, KubeClientModule } from './kube-client.module.js';
 export type { KubeClientOptions } from './kube-client.module-definition.js';
 export { HealthModule } from './health.module.js';
