@@ -40,7 +40,7 @@ export class CertManagerMetrics {
     });
     this.failures = new Counter({
       name: 'outrigger_cert_manager_failures_total',
-      help: 'Failed reconcile steps by step (read, write-ca-secret, write-serving-secret, patch-webhook, register-webhook).',
+      help: 'Failed reconcile writes by step (write-ca-secret, write-serving-secret, patch-webhook, register-webhook); a failed read counts as a reconcile error.',
       labelNames: ['step'],
       registers: [registry],
     });
