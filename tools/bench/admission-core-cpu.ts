@@ -19,12 +19,15 @@ import { sidecarExtension } from '@outrigger/sidecar';
 import { answerReview } from './independent-webhook.js';
 import { observedInjection, type StoredPod } from './observed-injection.js';
 import { median, noiseFloor, spread } from './stats.js';
+import { holdBenchLock } from './bench-lock.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '15' }, reviews: { type: 'string', default: '4000' } } });
 const ROUNDS = Number(values.rounds);
 const REVIEWS = Number(values.reviews);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 3) throw new Error('--rounds must be an integer of at least 3');
 if (!Number.isInteger(REVIEWS) || REVIEWS < 100) throw new Error('--reviews must be an integer of at least 100');
+
+holdBenchLock();
 
 // An opted-in pod as the API server sends it (defaults, the ServiceAccount plugin's token volume).
 const body = readFileSync(join(repoRoot(), 'libs/admission/fixtures/reviews/v1-pod-opted-in.json'));

@@ -28,6 +28,7 @@ import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess } from './peer
 import { cpuMs } from './proc.js';
 import { median } from './stats.js';
 import { startStallCanary, stallsBetween, type Stall } from './stall-canary.js';
+import { holdBenchLock } from './bench-lock.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +45,7 @@ const RATE = Number(values.rate);
 const CONNECTIONS = 10;
 const WINDOWS = Number(values.windows);
 
+holdBenchLock();
 const root = new URL('../../', import.meta.url);
 const rootPath = root.pathname;
 if (!existsSync(new URL('dist/apps/injector/main.js', root))) {

@@ -38,6 +38,7 @@ import { observedInjection, type StoredPod, withoutIdentity } from './observed-i
 import { AGNHOST_SIDECAR_PATH, startAgnhost, startBaselineProcess, startIndependentPeer } from './peers.js';
 import { cpuMs, findPid } from './proc.js';
 import { median, noiseFloor, quantile, spread, type Spread } from './stats.js';
+import { holdBenchLock } from './bench-lock.js';
 
 const { values } = parseArgs({
   options: {
@@ -97,6 +98,7 @@ const optedIn = {
 const podBody = (name: string, target: Target) =>
   JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ...(target === 'not-opted-in' ? {} : { annotations: optedIn }) }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] } });
 
+holdBenchLock();
 const processes: ManagedProcess[] = [];
 const cp = await startControlPlane({ log: () => undefined });
 const user = kubeConfigFrom(cp.kubeconfigPath).getCurrentUser();

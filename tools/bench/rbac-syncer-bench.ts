@@ -17,6 +17,7 @@ import { walkProtobufPods } from './protobuf-pod-walk.js';
 import { cpuMs, findPid, procStatusBytes } from './proc.js';
 import { quantile, spread } from './stats.js';
 import { settle, type PendingChange, type Settled } from './subject-changes.js';
+import { holdBenchLock } from './bench-lock.js';
 
 // Benchmark (not a test): N annotated pods across M labelled namespaces exist before the
 // rbac-syncer starts. (a) cold start, once per --pod-list (pages: per --page-size) and NODE_OPTIONS, interleaved over
@@ -106,6 +107,7 @@ const seedDir = values['etcd-dir'];
 const seedMarker = seedDir ? join(seedDir, 'seeded.json') : undefined;
 const seed = JSON.stringify({ pods, namespaces, ...(serviceAccounts > 1 ? { serviceAccounts } : {}) });
 const reuse = seedMarker !== undefined && existsSync(seedMarker) && readFileSync(seedMarker, 'utf8') === seed;
+holdBenchLock();
 if (seedDir && !reuse) rmSync(seedDir, { recursive: true, force: true });
 if (seedDir) mkdirSync(seedDir, { recursive: true });
 
