@@ -117,6 +117,17 @@ describe('a hostile tenant', () => {
     expect(await canExec(kc, ns, 'default')).toBe(false);
   });
 
+  it("an ephemeral container added to an injected pod that mounts a volume the agent brings (it could plant files the agent trusts) unbinds its ServiceAccount", async () => {
+    const ns = await tenant('planted');
+    const name = await createPod(kc, ns);
+    await eventually(subjects, (s) => s.includes(sa(ns)), 'the agent bound');
+    const pod = await core.readNamespacedPod({ name, namespace: ns });
+    const planter = { name: 'planter', image: 'busybox', command: ['sh'], volumeMounts: [{ name: 'xxl-agent-data', mountPath: '/d' }] };
+    await core.replaceNamespacedPodEphemeralcontainers({ name, namespace: ns, body: { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], ephemeralContainers: [planter] } } });
+    await eventually(subjects, (s) => !s.includes(sa(ns)), 'the ServiceAccount unbound after its grace');
+    expect(await canExec(kc, ns, 'default')).toBe(false);
+  });
+
   it("a binding made beforehand under the name of a namespace's binding is never taken over: left as it was, that namespace unbound, the others bound", async () => {
     const squatted = await tenant('squatted');
     const control = await tenant('control');

@@ -284,7 +284,7 @@ export const agentProfileSchema = z
     // Absent means false; only when set, so that other profiles parse (and hash) as before.
     dangerouslyAllowHostNamespaces: z
       .boolean()
-      .meta({ description: 'Inject into pods with hostNetwork, hostPID or hostIPC (default false): the agent then runs in the node\'s namespaces, its port open on the node.' })
+      .meta({ description: 'Inject into pods with hostNetwork, hostPID or hostIPC (default false): the agent then runs in the node\'s namespaces, its port open on the node. A hostPID pod is still refused where serviceAccountToken.agentOnly is set: the node\'s processes could read the agent\'s token.' })
       .optional(),
     // Only when set, so that other profiles parse (and hash) as before.
     serviceAccountToken: serviceAccountTokenSchema.optional(),

@@ -89,6 +89,24 @@ describe('the pod parts an agent brings (volumes, image pull secrets) and its co
     expect(volumes).toHaveLength(3);
   });
 
+  it('does not verify a pod in which another container mounts a volume the agent brings: an ephemeral one added later, or one written into a copy', () => {
+    const { pod } = run(withSpec(() => undefined));
+    expect(verifyInjectedAgent(pod, CONFIG_AGENT)).toEqual({ ok: true });
+    const debugged = structuredClone(pod);
+    objectAt(debugged, 'spec')['ephemeralContainers'] = [{ name: 'dbg', image: 'busybox', volumeMounts: [{ name: 'config-agent-config', mountPath: '/d' }] }];
+    expect(verifyInjectedAgent(debugged, CONFIG_AGENT)).toEqual({ ok: false, problem: 'container dbg mounts config-agent-config, a volume the agent brings' });
+    const copied = structuredClone(pod);
+    (arrayAt(copied, 'spec', 'containers')[0] as JsonObject)['volumeMounts'] = [{ name: 'config-agent-config', mountPath: '/d', subPath: 'x' }];
+    expect(verifyInjectedAgent(copied, CONFIG_AGENT)).toEqual({ ok: false, problem: expect.stringMatching(/^container \S+ mounts config-agent-config, a volume the agent brings$/) });
+    // The webhook refuses such a copy as a forged agent rather than taking it for injected.
+    const review = withSpec(() => undefined);
+    (requestObject(review) as { spec: unknown })['spec'] = objectAt(copied, 'spec');
+    objectAt(requestObject(review), 'metadata')['annotations'] = objectAt(copied, 'metadata', 'annotations');
+    const refused = run(review).outcome;
+    expect(refused.decision).toBe('denied:forged-agent');
+    expect(refused.reply.response.status?.message).toContain('mounts config-agent-config, a volume the agent brings');
+  });
+
   it('fills in the volume defaults the API server stores', () => {
     expect(withVolumeDefaults({ name: 'c', configMap: { name: 'x' } })).toEqual({ name: 'c', configMap: { name: 'x', defaultMode: 420 } });
     expect(withVolumeDefaults({ name: 'h', hostPath: { path: '/var/log' } })).toEqual({ name: 'h', hostPath: { path: '/var/log', type: '' } });

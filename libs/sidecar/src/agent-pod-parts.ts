@@ -60,8 +60,22 @@ export function addPodParts(spec: JsonObject, profile: AgentProfile): AddedPodPa
   return { volumes, imagePullSecrets };
 }
 
-/** Why the pod does not carry the profile's volumes (as the API server stores them) and pull secrets, or undefined. */
+/**
+ * Why the pod does not carry the profile's volumes (as the API server stores them) and pull
+ * secrets, or undefined. The volumes are the agent's alone: a container added later (an ephemeral
+ * one) or written into a copy of the pod that mounts one could read the agent's credentials, or
+ * plant files the agent trusts.
+ */
 export function podPartsProblem(spec: JsonObject, profile: AgentProfile): string | undefined {
+  const brought = new Set((profile.volumes ?? []).map((volume) => volume.name));
+  for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
+    for (const container of arrayMember(spec, list) ?? []) {
+      const name = isJsonObject(container) ? stringMember(container, 'name') : undefined;
+      if (!isJsonObject(container) || name === profile.container.name) continue;
+      const mount = (arrayMember(container, 'volumeMounts') ?? []).find((m) => isJsonObject(m) && brought.has(stringMember(m, 'name') ?? ''));
+      if (mount !== undefined && isJsonObject(mount)) return `container ${name ?? ''} mounts ${stringMember(mount, 'name') ?? ''}, a volume the agent brings`;
+    }
+  }
   const volumes = (arrayMember(spec, 'volumes') ?? []).filter(isJsonObject);
   for (const volume of profile.volumes ?? []) {
     const found = volumes.filter((v) => stringMember(v, 'name') === volume.name);

@@ -63,6 +63,8 @@ describe('forbiddenCharacter', () => {
     expect(forbiddenCharacter('c1\u0085')).toBe('U+0085');
     expect(forbiddenCharacter('evil\u202egnp.exe')).toBe('U+202E');
     expect(forbiddenCharacter('\u2066isolate')).toBe('U+2066');
+    expect(forbiddenCharacter('line\u2028forged')).toBe('U+2028');
+    expect(forbiddenCharacter('paragraph\u2029forged')).toBe('U+2029');
   });
 
   it('accepts ordinary text, including non-Latin letters and emoji', () => {

@@ -9,12 +9,14 @@ export function literalEnvValue(value: string): string {
 
 /**
  * Characters an annotation value may not carry into an env value: C0 and C1 controls (NUL cannot
- * even be passed in a process environment; newlines forge log lines), DEL, and the bidirectional
+ * even be passed in a process environment; newlines forge log lines), DEL, Unicode's line and
+ * paragraph separators (newlines to JavaScript and many log readers), and the bidirectional
  * overrides and isolates that make text read differently from what it is.
  */
 const FORBIDDEN_RANGES: readonly (readonly [number, number])[] = [
   [0x00, 0x1f],
   [0x7f, 0x9f],
+  [0x2028, 0x2029],
   [0x202a, 0x202e],
   [0x2066, 0x2069],
 ];

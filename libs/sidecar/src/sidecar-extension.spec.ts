@@ -412,7 +412,11 @@ describe('pods that are left alone', () => {
     const { code, message, decision } = denial(run(review));
     expect({ code, decision }).toEqual({ code: 403, decision: 'denied:host-namespace' });
     expect(message).toMatch(new RegExp(`^the pod sets spec\\.${field}: true and .*; profile xxl-job does not set spec\\.dangerouslyAllowHostNamespaces: true \\(remove spec\\.${field} or the opt-in\\)$`));
-    expect(run(review, [{ ...XXL_JOB_PROFILE, dangerouslyAllowHostNamespaces: true }]).decision).toBe('injected');
+    // The node's processes could read an agentOnly token: allowed the node's namespaces, a hostPID pod is refused for that instead.
+    const allowed = run(review, [{ ...XXL_JOB_PROFILE, dangerouslyAllowHostNamespaces: true }]);
+    expect(allowed.decision).toBe(field === 'hostPID' ? 'denied:agent-token-shared' : 'injected');
+    if (field === 'hostPID') expect(denial(allowed).message).toContain("spec.hostPID is true: other containers could read the agent's token through the node's processes");
+    expect(run(review, [{ ...XXL_JOB_PROFILE, dangerouslyAllowHostNamespaces: true, serviceAccountToken: { agentOnly: false, podMayKeepToken: false } }]).decision).toBe('injected');
     expect(run(withAnnotations(review, { 'xxl-agent/enable': 'false' })).decision).toBe('skipped:not-opted-in');
   });
 

@@ -10,11 +10,13 @@ export const AGENT_TOKEN_SHARED_REASON = 'agent-token-shared';
  * Why the agent's token would not be the agent's alone in this pod (whose own token the injector
  * took away), or undefined: the pod mounts no token of its own, only agents (`isAgent`) mount the
  * agent's volume, no other volume projects a ServiceAccount token (a pod author may write one), and
- * no container (an ephemeral one included) can reach the agent's files through a shared process namespace.
+ * no container (an ephemeral one included) can reach the agent's files through a shared process
+ * namespace, the pod's or the node's.
  */
 export function tokenConfinementProblem(spec: JsonObject, isAgent: (container: string) => boolean): string | undefined {
   if (member(spec, 'automountServiceAccountToken') !== false) return 'spec.automountServiceAccountToken is not false: the pod keeps its own token';
   if (member(spec, 'shareProcessNamespace') === true) return "spec.shareProcessNamespace is true: other containers could read the agent's token";
+  if (member(spec, 'hostPID') === true) return "spec.hostPID is true: other containers could read the agent's token through the node's processes";
   for (const volume of arrayMember(spec, 'volumes') ?? []) {
     if (!isJsonObject(volume) || stringMember(volume, 'name') === AGENT_TOKEN_VOLUME) continue;
     const credential = projectedCredential(volume);

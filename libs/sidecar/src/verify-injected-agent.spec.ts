@@ -71,7 +71,12 @@ describe('verifyInjectedAgent', () => {
     const pod = injectedPod();
     objectAt(pod, 'spec')['hostPID'] = true;
     expect(verifyInjectedAgent(pod, profile)).toEqual({ ok: false, problem: expect.stringContaining('spec.hostPID: true') });
-    expect(verifyInjectedAgent(pod, { ...profile, dangerouslyAllowHostNamespaces: true })).toEqual({ ok: true });
+    // Allowed the node's namespaces, the agent still holds its token alone: no process of the node's may reach it.
+    expect(verifyInjectedAgent(pod, { ...profile, dangerouslyAllowHostNamespaces: true })).toEqual({ ok: false, problem: "spec.hostPID is true: other containers could read the agent's token through the node's processes" });
+    const onHostNetwork = injectedPod();
+    objectAt(onHostNetwork, 'spec')['hostNetwork'] = true;
+    expect(verifyInjectedAgent(onHostNetwork, profile)).toEqual({ ok: false, problem: expect.stringContaining('spec.hostNetwork: true') });
+    expect(verifyInjectedAgent(onHostNetwork, { ...profile, dangerouslyAllowHostNamespaces: true })).toEqual({ ok: true });
   });
 
   it('requires the agent\'s token to be the agent\'s alone where the profile takes the pod\'s away', () => {
