@@ -61,13 +61,13 @@ export function addPodParts(spec: JsonObject, profile: AgentProfile): AddedPodPa
 }
 
 /**
- * Why the pod does not carry the profile's volumes (as the API server stores them) and pull
- * secrets, or undefined. The volumes are the agent's alone: a container added later (an ephemeral
- * one) or written into a copy of the pod that mounts one could read the agent's credentials, or
- * plant files the agent trusts.
+ * A container other than the profile's agent (an ephemeral one included) that mounts a volume the
+ * agent brings, or undefined. Those volumes are the agent's alone: a container added later or
+ * written into a copy of the pod could read the agent's credentials, or plant files it trusts.
  */
-export function podPartsProblem(spec: JsonObject, profile: AgentProfile): string | undefined {
+export function foreignVolumeMount(spec: JsonObject, profile: AgentProfile): string | undefined {
   const brought = new Set((profile.volumes ?? []).map((volume) => volume.name));
+  if (brought.size === 0) return undefined;
   for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
     for (const container of arrayMember(spec, list) ?? []) {
       const name = isJsonObject(container) ? stringMember(container, 'name') : undefined;
@@ -76,6 +76,13 @@ export function podPartsProblem(spec: JsonObject, profile: AgentProfile): string
       if (mount !== undefined && isJsonObject(mount)) return `container ${name ?? ''} mounts ${stringMember(mount, 'name') ?? ''}, a volume the agent brings`;
     }
   }
+  return undefined;
+}
+
+/** Why the pod does not carry the profile's volumes (as the API server stores them, the agent's alone) and pull secrets, or undefined. */
+export function podPartsProblem(spec: JsonObject, profile: AgentProfile): string | undefined {
+  const foreign = foreignVolumeMount(spec, profile);
+  if (foreign !== undefined) return foreign;
   const volumes = (arrayMember(spec, 'volumes') ?? []).filter(isJsonObject);
   for (const volume of profile.volumes ?? []) {
     const found = volumes.filter((v) => stringMember(v, 'name') === volume.name);

@@ -1,6 +1,8 @@
 import { arrayMember, isJsonObject, type JsonObject, member, objectMember, stringMember } from '@outrigger/admission';
 import type { AgentProfile } from '@outrigger/agent-profiles';
+import { foreignVolumeMount } from './agent-pod-parts.js';
 import { agentToken } from './agent-token.js';
+import { containerNames } from './injection-status.js';
 import { AGENT_TOKEN_VOLUME } from './service-account-token.js';
 
 /** An opted-in pod in which the agent's token would not be the agent's alone: refused, never bound. */
@@ -64,4 +66,19 @@ export function sharedTokenProblem(pod: JsonObject, spec: JsonObject, pending: r
     if (problem !== undefined) return `profile ${profile.name} gives the API token to its agent alone (spec.serviceAccountToken.agentOnly), but ${problem}; remove that from the pod`;
   }
   return undefined;
+}
+
+/**
+ * For the rbac-syncer, on a pod whose agent of `profile` does not verify: why the agent's token,
+ * given to the agent alone when it was injected (the pod's own turned off, the agent's token
+ * volume in place), is no longer the agent's alone (a container added later mounts it or one of the
+ * agent's volumes, or targets the agent), or undefined. `agentNames`: every agent in force, which
+ * may share the token volume. Such a pod's ServiceAccount is bound by none of its pods.
+ */
+export function sharedAgentToken(pod: JsonObject, profile: AgentProfile, agentNames: ReadonlySet<string>): string | undefined {
+  const spec = objectMember(pod, 'spec');
+  if (!spec || member(spec, 'automountServiceAccountToken') !== false) return undefined;
+  if (![...containerNames(pod, 'containers'), ...containerNames(pod, 'initContainers')].includes(profile.container.name)) return undefined;
+  if (!(arrayMember(spec, 'volumes') ?? []).some((volume) => isJsonObject(volume) && stringMember(volume, 'name') === AGENT_TOKEN_VOLUME)) return undefined;
+  return tokenConfinementProblem(spec, (name) => agentNames.has(name)) ?? foreignVolumeMount(spec, profile);
 }

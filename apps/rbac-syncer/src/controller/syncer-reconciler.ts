@@ -182,6 +182,7 @@ export class SyncerReconciler {
       bindings: view.bindingsOf(name, namespace),
       // Live only where bound: labelled, and (a scoped profile) picked by its selector.
       live: rbac ? view.live(name, namespaces) : new Map(),
+      sharing: rbac ? view.live(name, namespaces, 'sharing') : new Map(),
       labelledNamespaces: namespaces,
       protectedNamespaces: view.protectedNamespaces,
       viewComplete: view.viewComplete(),

@@ -94,10 +94,10 @@ export class SyncerView {
     return agentCounts((group) => this.pods?.indexCounts(group) ?? [], profile.name, (namespace) => taking.has(namespace));
   }
 
-  /** Per namespace given, the ServiceAccounts with live pods carrying profile `name`'s agent. */
-  live(name: string, namespaces: ReadonlySet<string>): Map<string, string[]> {
+  /** Per namespace given, the ServiceAccounts with live pods carrying profile `name`'s agent (`sharing`: with a pod that shares its token). */
+  live(name: string, namespaces: ReadonlySet<string>, group: 'live' | 'sharing' = 'live'): Map<string, string[]> {
     const pods = this.pods;
-    return pods ? liveByNamespace((group) => pods.indexKeys(group), name, namespaces) : new Map();
+    return pods ? liveByNamespace((key) => pods.indexKeys(key), name, namespaces, group) : new Map();
   }
 
   role(name: string): ObservedRole | undefined {

@@ -5,7 +5,7 @@ import { podSubjectEntries } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 
 const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'u-1' };
-const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false, ...over });
+const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: [], sharesToken: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false, ...over });
 
 /** The pod store's index, as the syncer files pods in it. */
 function index(views: readonly PodView[]): (group: string) => Iterable<[string, number]> {

@@ -10,25 +10,27 @@ const pod = (namespace: string, serviceAccount = 'default', extra: Partial<PodVi
   namespace,
   serviceAccount,
   profiles: ['xxl-job'],
+  sharesToken: [],
   agents: [],
   deleting: false,
   ...extra,
 });
 const sa = (namespace: string, name = 'default'): SaSubject => ({ kind: 'ServiceAccount', namespace, name });
 
-/** The live subjects as the syncer reads them: pods filed in the pod store's index, read back per namespace. */
-function liveOf(pods: readonly PodView[], profile: string): SaSubject[] {
+/** The live subjects (or those sharing the agent's token) as the syncer reads them: pods filed in the pod store's index, read back per namespace. */
+function liveOf(pods: readonly PodView[], profile: string, group: 'live' | 'sharing' = 'live'): SaSubject[] {
   const store = new ProjectionStore<PodView>({ index: podSubjectEntries });
   pods.forEach((p, i) => store.set(`pod-${i}`, p));
-  const live = liveByNamespace((group) => store.indexKeys(group), profile, new Set(pods.map((p) => p.namespace)));
+  const live = liveByNamespace((key) => store.indexKeys(key), profile, new Set(pods.map((p) => p.namespace)), group);
   return [...live].flatMap(([namespace, names]) => names.map((name) => sa(namespace, name)));
 }
 
-/** The input as the syncer builds it: pods filed in the pod store's index, the live subjects read back. */
-function input({ pods = [], ...over }: Partial<Omit<DesiredSubjectsInput, 'live'>> & { pods?: readonly PodView[] }): DesiredSubjectsInput {
+/** The input as the syncer builds it: pods filed in the pod store's index, the live and sharing subjects read back. */
+function input({ pods = [], ...over }: Partial<Omit<DesiredSubjectsInput, 'live' | 'sharing'>> & { pods?: readonly PodView[] }): DesiredSubjectsInput {
   return {
     profile: 'xxl-job',
     live: liveOf(pods, over.profile ?? 'xxl-job'),
+    sharing: new Set(liveOf(pods, over.profile ?? 'xxl-job', 'sharing').map((s) => `${s.namespace}/${s.name}`)),
     labelledNamespaces: new Set(['a', 'b', 'c', 'kube-system', 'outrigger-system']),
     protectedNamespaces: ['kube-system', 'kube-public', 'kube-node-lease', 'outrigger-system'],
     current: [],
@@ -95,6 +97,19 @@ describe('desiredSubjects', () => {
     expect(out.removedBecause.get('gone/default')).toMatch(/not labelled/);
   });
 
+  it("drops at once, whatever its other pods and even while the view is incomplete, a ServiceAccount one of whose pods shares the agent's token", () => {
+    const current = [sa('a', 'web'), sa('b')];
+    const pods = [pod('a', 'web'), pod('a', 'web', { profiles: [], sharesToken: ['xxl-job'] }), pod('b'), pod('b', 'default', { profiles: [], sharesToken: ['other'] })];
+    for (const viewComplete of [true, false]) {
+      const result = desiredSubjects(input({ pods, current, viewComplete }));
+      expect(result.subjects).toEqual([sa('b')]);
+      expect(result.removedBecause.get('a/web')).toMatch(/^a pod of it lets other containers reach the agent's token or volumes/);
+      expect(result.wakeAtMs).toBeUndefined();
+    }
+    // A going pod's token works until it is gone.
+    expect(desiredSubjects(input({ pods: [pod('a', 'web'), pod('a', 'web', { profiles: [], sharesToken: ['xxl-job'], deleting: true })], current: [sa('a', 'web')] })).subjects).toEqual([]);
+  });
+
   it('never removes anything while the view is incomplete', () => {
     const out = desiredSubjects(input({ current: [sa('a'), sa('b')], viewComplete: false, nowMs: 9e12, labelledNamespaces: new Set() }));
     expect(out.subjects).toEqual([sa('a'), sa('b')]);
@@ -107,6 +122,7 @@ describe('desiredSubjects', () => {
       namespace: ns,
       serviceAccount: fc.constantFrom('default', 'agent', 'job'),
       profiles: fc.subarray(['xxl-job', 'other']),
+      sharesToken: fc.oneof({ weight: 4, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: fc.subarray(['xxl-job', 'other']) }),
       agents: fc.constant([]),
       deleting: fc.boolean(),
     });
@@ -124,6 +140,9 @@ describe('desiredSubjects', () => {
         expect(keys).toEqual([...new Set(keys)]);
         // never a protected or unlabelled namespace unless kept while the view is incomplete
         if (complete) expect(a.subjects.every((s) => ['a', 'b', 'c'].includes(s.namespace))).toBe(true);
+        // never a ServiceAccount one of whose pods, live or going, shares the agent's token
+        const sharing = new Set(pods.filter((p) => p.sharesToken.includes('xxl-job')).map((p) => `${p.namespace}/${p.serviceAccount}`));
+        expect(keys.filter((k) => sharing.has(k))).toEqual([]);
       }),
     );
   });

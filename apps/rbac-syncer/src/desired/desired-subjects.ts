@@ -5,6 +5,8 @@ export interface DesiredSubjectsInput {
   readonly profile: string;
   /** The ServiceAccounts with a live (not deleting) pod carrying this profile's agent, in any namespace; see liveByNamespace. */
   readonly live: Iterable<SaSubject>;
+  /** subjectKeys of ServiceAccounts with a pod in which other containers can reach the agent's token or volumes: never bound. */
+  readonly sharing: ReadonlySet<string>;
   /** Namespaces carrying outrigger.dev/injection=enabled. */
   readonly labelledNamespaces: ReadonlySet<string>;
   /** Never bound, whatever their labels say (kube-system, …, the syncer's own namespace). */
@@ -34,7 +36,8 @@ export interface DesiredSubjects {
  * The subjects a profile's binding should have. Level-based and pure: the same inputs give the
  * same answer whatever order the pods come in.
  * - A subject is wanted while a live (not deleting) pod of that ServiceAccount opted into the
- *   profile in an allowed namespace (labelled, not protected).
+ *   profile in an allowed namespace (labelled, not protected), unless a pod of it shares the
+ *   agent's token: such a subject goes at once, whatever its other pods (its token is out).
  * - A bound subject without such a pod stays for `graceMs` after it was first seen without one,
  *   so rollouts do not flap; a subject whose namespace lost its label or is protected goes at once.
  * - While the view is incomplete nothing is removed (absence proves nothing) and no clock starts.
@@ -43,7 +46,7 @@ export function desiredSubjects(input: DesiredSubjectsInput): DesiredSubjects {
   const blocked = new Set(input.protectedNamespaces);
   const allowed = (ns: string) => input.labelledNamespaces.has(ns) && !blocked.has(ns);
   const live = new Map<string, SaSubject>();
-  for (const subject of input.live) if (allowed(subject.namespace)) live.set(subjectKey(subject), subject);
+  for (const subject of input.live) if (allowed(subject.namespace) && !input.sharing.has(subjectKey(subject))) live.set(subjectKey(subject), subject);
 
   const goneSince = new Map<string, number>();
   const removedBecause = new Map<string, string>();
@@ -52,6 +55,11 @@ export function desiredSubjects(input: DesiredSubjectsInput): DesiredSubjects {
   for (const subject of input.current) {
     const key = subjectKey(subject);
     if (live.has(key)) continue;
+    // Seen, not inferred from an absence: true even while the view is incomplete.
+    if (input.sharing.has(key)) {
+      removedBecause.set(key, "a pod of it lets other containers reach the agent's token or volumes (an ephemeral container added to it, say)");
+      continue;
+    }
     if (!input.viewComplete) {
       kept.push(subject);
       const since = input.goneSince.get(key);

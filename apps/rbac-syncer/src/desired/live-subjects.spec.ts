@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { liveByNamespace, podSubjectEntries } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 
-const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: ['xxl-job'], agents: [], deleting: false, ...over });
+const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: ['xxl-job'], sharesToken: [], agents: [], deleting: false, ...over });
 
 describe('podSubjectEntries', () => {
   it('files a pod under each of its profiles with its ServiceAccount, one group per profile and namespace', () => {

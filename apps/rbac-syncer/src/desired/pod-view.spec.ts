@@ -33,7 +33,7 @@ const stateOf = (pod: JsonObject, inForce = profiles) => projectPod(pod, inForce
 
 describe('projectPod', () => {
   it('keeps namespace, ServiceAccount, the profiles whose injected agent the pod carries and what it runs', () => {
-    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false });
+    expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], sharesToken: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false });
     expect(projectPod(edit(injected(), (p) => (p.spec.serviceAccountName = 'agent')), profiles)?.serviceAccount).toBe('agent');
   });
 
@@ -70,6 +70,20 @@ describe('projectPod', () => {
     const debugged = edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'debugger', image: 'busybox', targetContainerName: 'xxl-agent' }]));
     expect(bound(debugged)).toEqual([]);
     expect(bound(edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'debugger', image: 'busybox', targetContainerName: 'app' }])))).toEqual(['xxl-job']);
+  });
+
+  it("marks the profiles whose agent's token other containers of the pod can reach, so that no pod of its ServiceAccount keeps it bound", () => {
+    const sharesToken = (pod: JsonObject) => projectPod(pod, profiles)?.sharesToken;
+    const ephemeral = (container: JsonObject) => edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'debugger', image: 'busybox', ...container }]));
+    expect(sharesToken(injected())).toEqual([]);
+    expect(sharesToken(ephemeral({ targetContainerName: 'xxl-agent' }))).toEqual(['xxl-job']);
+    expect(sharesToken(ephemeral({ volumeMounts: [{ name: 'outrigger-agent-token', mountPath: '/t' }] }))).toEqual(['xxl-job']);
+    expect(sharesToken(ephemeral({ volumeMounts: [{ name: 'xxl-agent-data', mountPath: '/d' }] }))).toEqual(['xxl-job']);
+    expect(sharesToken(ephemeral({ targetContainerName: 'app' }))).toEqual([]);
+    // Not bound for other reasons (another image), the agent's token is still its own: nothing to mark.
+    expect(sharesToken(edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['image'] = 'docker.io/mallory/shell:latest'))))).toEqual([]);
+    // Never injected with a token of the agent's own: the pod's token is everyone's there anyway.
+    expect(sharesToken(edit(optedIn(), (p) => ((p.spec as Record<string, unknown>)['shareProcessNamespace'] = true)))).toEqual([]);
   });
 
   it('drops pods that opted out, are finished or have invalid annotations', () => {

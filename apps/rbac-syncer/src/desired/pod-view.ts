@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup, sharedAgentToken } from '@outrigger/sidecar';
 import { controllerOf, type ControllerRef, KUBE_PROTOBUF_SCHEMA, sharingMessages, withoutFields } from '@outrigger/kube';
 
 /** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
@@ -22,6 +22,8 @@ export interface PodView {
   readonly serviceAccount: string;
   /** Names of the profiles (with RBAC) the pod opted into and carries the injected agent of, sorted. */
   readonly profiles: readonly string[];
+  /** Names of the profiles (with RBAC) whose agent's token, the agent's alone when injected, other containers of the pod can now reach, sorted: its ServiceAccount is bound for none of them. */
+  readonly sharesToken: readonly string[];
   /** Every profile in force the pod opted into, with what it runs of it, sorted by profile. */
   readonly agents: readonly PodAgent[];
   /** Only while an agent is missing: whose pods they are. */
@@ -73,10 +75,13 @@ export function projectPod(
   const requested = requestedProfiles(podAnnotations(pod), inForce);
   if (requested.type !== 'requested' || requested.profiles.length === 0) return undefined;
   const profiles: string[] = [];
+  const sharesToken: string[] = [];
   const agents: PodAgent[] = [];
   for (const profile of requested.profiles) {
     const state = agentState(pod, profile, inForce, revisions);
     if (binds(profile) && agentIsBindable(state)) profiles.push(profile.name);
+    // A verified agent holds its token alone, so only an agent that does not verify can share it.
+    else if (binds(profile) && sharedAgentToken(pod, profile, new Set(inForce.map((p) => p.container.name))) !== undefined) sharesToken.push(profile.name);
     const detail = state.state === 'outdated' && state.hash !== undefined ? { hash: state.hash } : state.state === 'current' && state.canary ? { canary: true as const } : {};
     agents.push({ profile: profile.name, state: state.state, ...detail });
   }
@@ -86,6 +91,7 @@ export function projectPod(
     namespace,
     serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
     profiles: profiles.sort(),
+    sharesToken: sharesToken.sort(),
     agents: agents.sort((a, b) => (a.profile < b.profile ? -1 : 1)),
     ...(owner ? { owner } : {}),
     deleting: typeof metadata['deletionTimestamp'] === 'string',
@@ -96,7 +102,7 @@ export function projectPod(
 export function podViewKey(view: PodView): string {
   const agents = view.agents.map((a) => `${a.profile}=${a.state}${a.hash ? `@${a.hash}` : ''}${a.canary ? '+canary' : ''}`).join(',');
   const owner = view.owner ? ` ${view.owner.apiVersion}/${view.owner.kind}/${view.owner.name}/${view.owner.uid}` : '';
-  return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')} ${agents}${owner}`;
+  return `${view.deleting ? 'deleting' : 'live'} ${view.namespace}/${view.serviceAccount} ${view.profiles.join(',')} ${view.sharesToken.join(',')} ${agents}${owner}`;
 }
 
 export function samePodView(a: PodView, b: PodView): boolean {

@@ -41,6 +41,8 @@ export interface ObservedProfile {
   readonly bindings: readonly ObservedBinding[];
   /** ServiceAccounts with a live pod that carries this profile's agent exactly as injected, by namespace. */
   readonly live: ReadonlyMap<string, readonly string[]>;
+  /** ServiceAccounts with a pod (live or going) in which other containers can reach this profile's agent's token, by namespace: never bound. */
+  readonly sharing: ReadonlyMap<string, readonly string[]>;
   readonly labelledNamespaces: ReadonlySet<string>;
   readonly protectedNamespaces: readonly string[];
   /** false while the pod or namespace view may be missing objects. */

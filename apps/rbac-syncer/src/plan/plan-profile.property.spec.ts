@@ -39,13 +39,14 @@ const observedArb: fc.Arbitrary<ObservedProfile> = fc
     role: roleArb,
     bindings: bindingsArb,
     live: liveArb,
+    sharing: fc.oneof({ weight: 3, arbitrary: fc.constant(new Map<string, string[]>()) }, { weight: 1, arbitrary: liveArb }),
     viewComplete: fc.boolean(),
     guard: fc.constantFrom(undefined, undefined, 'exec guard not in force'),
     gone: fc.array(fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES), fc.integer({ min: 900_000, max: 1_000_000 })), { maxLength: 8 }),
     max: fc.integer({ min: 1, max: 4 }),
   })
-  .map(({ inForce, role, bindings, live, viewComplete, guard, gone, max }) =>
-    observed({ profile: inForce ? PROFILE : undefined, role, bindings, live, viewComplete, execGuardProblem: guard, goneSince: memory(gone), maxPerNamespace: max }),
+  .map(({ inForce, role, bindings, live, sharing, viewComplete, guard, gone, max }) =>
+    observed({ profile: inForce ? PROFILE : undefined, role, bindings, live, sharing, viewComplete, execGuardProblem: guard, goneSince: memory(gone), maxPerNamespace: max }),
   );
 
 /** The planner's memory per namespace, from (namespace, name, since) triples. */
@@ -123,6 +124,19 @@ describe('planProfile invariants', () => {
             expect(live.has(subjectKey(s))).toBe(true);
             expect(o.labelledNamespaces.has(s.namespace) && !o.protectedNamespaces.includes(s.namespace)).toBe(true);
           }
+        }
+      }),
+    );
+  });
+
+  it("never leaves bound a ServiceAccount one of whose pods shares the agent's token, whatever its other pods", () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const sharing = new Set([...o.sharing].flatMap(([ns, names]) => names.map((n) => `${ns}/${n}`)));
+        const granted = planProfile(o).actions.flatMap((a) => (a.type === 'writeBinding' || a.type === 'shrinkBinding' ? a.object.subjects : []));
+        expect(granted.map(subjectKey).filter((k) => sharing.has(k))).toEqual([]);
+        for (const namespace of NAMESPACES) {
+          for (const w of writes(planNamespace(inNamespace(o, namespace), namespace)?.actions ?? [])) expect(w.object.subjects.map(subjectKey).filter((k) => sharing.has(k))).toEqual([]);
         }
       }),
     );

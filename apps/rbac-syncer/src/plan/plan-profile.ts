@@ -198,6 +198,7 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const wanted = desiredSubjects({
     profile: o.name,
     live,
+    sharing: new Set((o.sharing.get(namespace) ?? []).map((name) => subjectKey({ namespace, name }))),
     labelledNamespaces: o.labelledNamespaces,
     protectedNamespaces: o.protectedNamespaces,
     current,

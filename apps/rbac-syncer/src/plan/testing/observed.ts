@@ -22,6 +22,7 @@ export function observed(over: Partial<ObservedProfile> = {}): ObservedProfile {
     role: OWN_ROLE,
     bindings: [],
     live: new Map(),
+    sharing: new Map(),
     labelledNamespaces: new Set(['a', 'b', 'c', 'kube-system']),
     protectedNamespaces: ['kube-system', 'outrigger-system'],
     viewComplete: true,
@@ -45,6 +46,7 @@ export function inNamespace(o: ObservedProfile, namespace: string): ObservedProf
     ...o,
     bindings: o.bindings.filter((b) => b.namespace === namespace || b.namespace === undefined),
     live: only(o.live),
+    sharing: only(o.sharing),
     labelledNamespaces: new Set([...o.labelledNamespaces].filter((ns) => ns === namespace)),
     goneSince: only(o.goneSince),
   };
