@@ -106,26 +106,17 @@ describe('a hostile tenant', () => {
     expect(await canExec(kc, ns, 'forged')).toBe(false);
   });
 
-  it("an ephemeral container added to an injected pod that targets its agent (kubectl debug --target: it could read the agent's token) unbinds its ServiceAccount, though another of its pods carries a verified agent", async () => {
-    const ns = await tenant('debugged');
+  it.each([
+    { what: "targets its agent (kubectl debug --target: it could read the agent's token)", tenantName: 'debugged', container: { name: 'debugger', targetContainerName: 'xxl-agent' } },
+    { what: 'mounts a volume the agent brings (it could plant files the agent trusts)', tenantName: 'planted', container: { name: 'planter', volumeMounts: [{ name: 'xxl-agent-data', mountPath: '/d' }] } },
+  ])('an ephemeral container added to an injected pod that $what unbinds its ServiceAccount, though another of its pods carries a verified agent', async ({ tenantName, container }) => {
+    const ns = await tenant(tenantName);
     const name = await createPod(kc, ns);
     await createPod(kc, ns);
     await eventually(subjects, (s) => s.includes(sa(ns)), 'the agent bound');
     const pod = await core.readNamespacedPod({ name, namespace: ns });
-    const debugger_ = { name: 'debugger', image: 'busybox', targetContainerName: 'xxl-agent', command: ['sh'] };
-    await core.replaceNamespacedPodEphemeralcontainers({ name, namespace: ns, body: { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], ephemeralContainers: [debugger_] } } });
-    await eventually(subjects, (s) => !s.includes(sa(ns)), 'the ServiceAccount unbound');
-    expect(await canExec(kc, ns, 'default')).toBe(false);
-  });
-
-  it("an ephemeral container added to an injected pod that mounts a volume the agent brings (it could plant files the agent trusts) unbinds its ServiceAccount, though another of its pods carries a verified agent", async () => {
-    const ns = await tenant('planted');
-    const name = await createPod(kc, ns);
-    await createPod(kc, ns);
-    await eventually(subjects, (s) => s.includes(sa(ns)), 'the agent bound');
-    const pod = await core.readNamespacedPod({ name, namespace: ns });
-    const planter = { name: 'planter', image: 'busybox', command: ['sh'], volumeMounts: [{ name: 'xxl-agent-data', mountPath: '/d' }] };
-    await core.replaceNamespacedPodEphemeralcontainers({ name, namespace: ns, body: { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], ephemeralContainers: [planter] } } });
+    const ephemeral = { image: 'busybox', command: ['sh'], ...container };
+    await core.replaceNamespacedPodEphemeralcontainers({ name, namespace: ns, body: { ...pod, spec: { ...pod.spec, containers: pod.spec?.containers ?? [], ephemeralContainers: [ephemeral] } } });
     await eventually(subjects, (s) => !s.includes(sa(ns)), 'the ServiceAccount unbound');
     expect(await canExec(kc, ns, 'default')).toBe(false);
   });
