@@ -78,7 +78,9 @@ export function sharedTokenProblem(pod: JsonObject, spec: JsonObject, pending: r
 export function sharedAgentToken(pod: JsonObject, profile: AgentProfile, agentNames: ReadonlySet<string>): string | undefined {
   const spec = objectMember(pod, 'spec');
   if (!spec || member(spec, 'automountServiceAccountToken') !== false) return undefined;
-  if (![...containerNames(pod, 'containers'), ...containerNames(pod, 'initContainers')].includes(profile.container.name)) return undefined;
+  const agents = [...containerNames(pod, 'containers'), ...containerNames(pod, 'initContainers')].filter((name) => agentNames.has(name));
+  if (!agents.includes(profile.container.name)) return undefined;
   if (!(arrayMember(spec, 'volumes') ?? []).some((volume) => isJsonObject(volume) && stringMember(volume, 'name') === AGENT_TOKEN_VOLUME)) return undefined;
-  return tokenConfinementProblem(spec, (name) => agentNames.has(name)) ?? foreignVolumeMount(spec, profile);
+  // Named like an agent counts only where agents are injected: an ephemeral container may take any free name.
+  return tokenConfinementProblem(spec, (name) => agents.includes(name)) ?? foreignVolumeMount(spec, profile);
 }

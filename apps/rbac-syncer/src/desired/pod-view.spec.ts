@@ -80,6 +80,10 @@ describe('projectPod', () => {
     expect(sharesToken(ephemeral({ volumeMounts: [{ name: 'outrigger-agent-token', mountPath: '/t' }] }))).toEqual(['xxl-job']);
     expect(sharesToken(ephemeral({ volumeMounts: [{ name: 'xxl-agent-data', mountPath: '/d' }] }))).toEqual(['xxl-job']);
     expect(sharesToken(ephemeral({ targetContainerName: 'app' }))).toEqual([]);
+    // Named like another profile's agent, an ephemeral container is still not an agent.
+    const tracing = { ...XXL_JOB_PROFILE, name: 'tracing', annotationPrefix: 'tracing.example.com/', container: { ...XXL_JOB_PROFILE.container, name: 'trace-agent' } };
+    const lookalike = edit(injected(), (p) => ((p.spec as Record<string, unknown>)['ephemeralContainers'] = [{ name: 'trace-agent', image: 'busybox', volumeMounts: [{ name: 'outrigger-agent-token', mountPath: '/t' }] }]));
+    expect(projectPod(lookalike, [XXL_JOB_PROFILE, tracing])?.sharesToken).toEqual(['xxl-job']);
     // Not bound for other reasons (another image), the agent's token is still its own: nothing to mark.
     expect(sharesToken(edit(injected(), (p) => p.spec.containers.forEach((c) => c['name'] === 'xxl-agent' && (c['image'] = 'docker.io/mallory/shell:latest'))))).toEqual([]);
     // Never injected with a token of the agent's own: the pod's token is everyone's there anyway.
