@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 // logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open, and
 // an accepted trigger whose run has not started yet is in queued.
 type runLogs struct {
-	dir    string
+	// Every path below the log directory is opened through root: the data volume is the agent's
+	// alone, but a symlink planted there must still never lead /log to a file outside it (its token).
+	root   *os.Root
 	mu     sync.Mutex
 	open   map[int64]bool
 	queued map[int64]bool
@@ -24,7 +27,11 @@ func newRunLogs(dir string) (*runLogs, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &runLogs{dir: dir, open: map[int64]bool{}, queued: map[int64]bool{}}, nil
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &runLogs{root: root, open: map[int64]bool{}, queued: map[int64]bool{}}, nil
 }
 
 // expect records an accepted trigger: until its run starts, /log says it is coming rather than
@@ -44,7 +51,7 @@ func (l *runLogs) forget(logID int64) {
 
 func (l *runLogs) path(logDateTime, logID int64) string {
 	day := time.UnixMilli(logDateTime).UTC().Format("2006-01-02")
-	return filepath.Join(l.dir, day, fmt.Sprintf("%d.log", logID))
+	return filepath.Join(day, fmt.Sprintf("%d.log", logID))
 }
 
 func (l *runLogs) create(logDateTime, logID int64) (*os.File, error) {
@@ -54,10 +61,10 @@ func (l *runLogs) create(logDateTime, logID int64) (*os.File, error) {
 	delete(l.queued, logID)
 	l.open[logID] = true
 	l.mu.Unlock()
-	err := os.MkdirAll(filepath.Dir(p), 0o700)
+	err := l.root.MkdirAll(filepath.Dir(p), 0o700)
 	var f *os.File
 	if err == nil {
-		f, err = os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err = l.root.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	}
 	if err != nil {
 		l.mu.Lock()
@@ -78,7 +85,7 @@ func (l *runLogs) close(logID int64, f *os.File) {
 // read returns the lines from fromLine (1-based) on; isEnd once the run has finished.
 func (l *runLogs) read(r logRequest) logResult {
 	from := max(r.FromLineNum, 1)
-	f, err := os.Open(l.path(r.LogDateTim, r.LogID))
+	f, err := l.root.Open(l.path(r.LogDateTim, r.LogID))
 	if err != nil {
 		l.mu.Lock()
 		waiting := l.queued[r.LogID] || l.open[r.LogID]
@@ -108,11 +115,11 @@ func (l *runLogs) read(r logRequest) logResult {
 
 // prune removes the days older than keep.
 func (l *runLogs) prune(keep time.Duration, now time.Time) {
-	days, _ := os.ReadDir(l.dir)
+	days, _ := fs.ReadDir(l.root.FS(), ".")
 	for _, d := range days {
 		day, err := time.Parse("2006-01-02", d.Name())
 		if err == nil && now.Sub(day) > keep+24*time.Hour {
-			_ = os.RemoveAll(filepath.Join(l.dir, d.Name()))
+			_ = l.root.RemoveAll(d.Name())
 		}
 	}
 }

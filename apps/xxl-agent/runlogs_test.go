@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,5 +29,49 @@ func TestALogThatCannotBeCreatedIsNotAwaited(t *testing.T) {
 	}
 	if lr := logs.read(request); !lr.IsEnd || lr.LogContent != "readLog fail, logFile not exists" {
 		t.Errorf("the log of a run that could not write one: %+v", lr)
+	}
+}
+
+// A file or a day's directory planted as a symlink out of the log directory (another container of
+// the pod mounting the agent's data volume could) is neither read by /log nor written by a run.
+func TestLogsNeverFollowALinkOutOfTheirDirectory(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "token")
+	if err := os.WriteFile(secret, []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "1.log"), []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := newRunLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileDay := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+	dirDay := time.Date(2999, 1, 2, 0, 0, 0, 0, time.UTC)
+	if err := os.MkdirAll(filepath.Join(dir, "2999-01-01"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "2999-01-01", "1.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "2999-01-02")); err != nil {
+		t.Fatal(err)
+	}
+	for _, day := range []time.Time{fileDay, dirDay} {
+		lr := logs.read(logRequest{LogDateTim: day.UnixMilli(), LogID: 1, FromLineNum: 1})
+		if strings.Contains(lr.LogContent, "SECRET") || !lr.IsEnd {
+			t.Errorf("%s: /log read through a planted link: %+v", day.Format("2006-01-02"), lr)
+		}
+		if f, err := logs.create(day.UnixMilli(), 1); err == nil {
+			_, _ = f.WriteString("written")
+			logs.close(1, f)
+			t.Errorf("%s: a run wrote through a planted link", day.Format("2006-01-02"))
+		}
+	}
+	for _, p := range []string{secret, filepath.Join(outside, "1.log")} {
+		if b, _ := os.ReadFile(p); string(b) != "SECRET\n" {
+			t.Errorf("%s changed: %q", p, b)
+		}
 	}
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +13,8 @@ import (
 // spool keeps results not yet accepted by an admin, one file each, written whole (temporary
 // file, then rename) on an emptyDir so that an agent restart loses none.
 type spool struct {
-	dir    string
+	// Opened through root, as the run logs: no link planted in the directory leads outside it.
+	root   *os.Root
 	mu     sync.Mutex
 	wake   chan struct{}
 	onSize func(int)
@@ -23,7 +24,11 @@ func newSpool(dir string, onSize func(int)) (*spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &spool{dir: dir, wake: make(chan struct{}, 1), onSize: onSize}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &spool{root: root, wake: make(chan struct{}, 1), onSize: onSize}
 	s.report()
 	return s, nil
 }
@@ -33,9 +38,11 @@ func (s *spool) add(c callbackRequest) error {
 	if err != nil {
 		return err
 	}
-	name := filepath.Join(s.dir, fmt.Sprintf("%020d.json", c.LogID))
+	name := fmt.Sprintf("%020d.json", c.LogID)
 	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	// Whatever holds the name (a crash's leftover, a planted link) goes: the file is always a new one.
+	_ = s.root.Remove(tmp)
+	f, err := s.root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
@@ -46,10 +53,10 @@ func (s *spool) add(c callbackRequest) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, name)
+		err = s.root.Rename(tmp, name)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = s.root.Remove(tmp)
 		return err
 	}
 	s.report()
@@ -64,7 +71,7 @@ func (s *spool) add(c callbackRequest) error {
 func (s *spool) pending() ([]callbackRequest, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	entries, _ := os.ReadDir(s.dir)
+	entries, _ := fs.ReadDir(s.root.FS(), ".")
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var out []callbackRequest
 	var files []string
@@ -72,14 +79,13 @@ func (s *spool) pending() ([]callbackRequest, []string) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		p := filepath.Join(s.dir, e.Name())
-		data, err := os.ReadFile(p)
+		data, err := s.root.ReadFile(e.Name())
 		var c callbackRequest
 		if err != nil || json.Unmarshal(data, &c) != nil {
 			continue
 		}
 		out = append(out, c)
-		files = append(files, p)
+		files = append(files, e.Name())
 	}
 	return out, files
 }
@@ -87,14 +93,14 @@ func (s *spool) pending() ([]callbackRequest, []string) {
 func (s *spool) done(files []string) {
 	s.mu.Lock()
 	for _, f := range files {
-		_ = os.Remove(f)
+		_ = s.root.Remove(f)
 	}
 	s.mu.Unlock()
 	s.report()
 }
 
 func (s *spool) report() {
-	entries, _ := os.ReadDir(s.dir)
+	entries, _ := fs.ReadDir(s.root.FS(), ".")
 	n := 0
 	for _, e := range entries {
 		if strings.HasSuffix(e.Name(), ".json") {
