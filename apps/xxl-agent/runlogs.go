@@ -15,8 +15,9 @@ import (
 // logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open, and
 // an accepted trigger whose run has not started yet is in queued.
 type runLogs struct {
-	// Every path below the log directory is opened through root: the data volume is the agent's
-	// alone, but a symlink planted there must still never lead /log to a file outside it (its token).
+	// Every path below the log directory is opened through root: a link planted there (by any
+	// container mounting the data volume) must never lead /log or a run to a file outside it (the
+	// agent's token). A link that stays inside is followed: whoever plants it can write any log anyway.
 	root   *os.Root
 	mu     sync.Mutex
 	open   map[int64]bool
@@ -24,14 +25,29 @@ type runLogs struct {
 }
 
 func newRunLogs(dir string) (*runLogs, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(dir)
+	root, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	return &runLogs{root: root, open: map[int64]bool{}, queued: map[int64]bool{}}, nil
+}
+
+// openDir creates dir and opens it through its parent: dir lies in the data volume, where a link
+// planted in its place would otherwise move the whole root out of it.
+func openDir(dir string) (*os.Root, error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, err
+	}
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	if err := parent.MkdirAll(filepath.Base(dir), 0o700); err != nil {
+		return nil, err
+	}
+	return parent.OpenRoot(filepath.Base(dir))
 }
 
 // expect records an accepted trigger: until its run starts, /log says it is coming rather than

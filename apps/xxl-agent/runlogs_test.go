@@ -75,3 +75,50 @@ func TestLogsNeverFollowALinkOutOfTheirDirectory(t *testing.T) {
 		}
 	}
 }
+
+// The log directory itself lies in the data volume: one planted as a link out of it is refused,
+// rather than becoming the root that every log is read from and written to.
+func TestALogDirectoryLinkedOutOfTheVolumeIsRefused(t *testing.T) {
+	data, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(outside, "2999-01-01"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "2999-01-01", "1.log"), []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(data, "logs")); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := newRunLogs(filepath.Join(data, "logs"))
+	if err == nil {
+		day := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+		t.Errorf("run logs opened through a planted link: /log answers %+v", logs.read(logRequest{LogDateTim: day.UnixMilli(), LogID: 1, FromLineNum: 1}))
+	}
+}
+
+// Pruning a day planted as a link removes the link, never what it links to.
+func TestPruningALinkedDayKeepsWhatItLinksTo(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	logs, err := newRunLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "1.log"), []byte("SECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "2000-01-01")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "2000-01-02"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	logs.prune(24*time.Hour, time.Date(2000, 2, 1, 0, 0, 0, 0, time.UTC))
+	for _, day := range []string{"2000-01-01", "2000-01-02"} {
+		if _, err := os.Lstat(filepath.Join(dir, day)); !os.IsNotExist(err) {
+			t.Errorf("%s was not pruned: %v", day, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "1.log")); string(b) != "SECRET\n" {
+		t.Errorf("the linked directory's file after pruning: %q, %v", b, err)
+	}
+}

@@ -21,10 +21,7 @@ type spool struct {
 }
 
 func newSpool(dir string, onSize func(int)) (*spool, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(dir)
+	root, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}

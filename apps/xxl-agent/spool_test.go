@@ -36,3 +36,21 @@ func TestTheSpoolNeverFollowsALinkOutOfItsDirectory(t *testing.T) {
 		t.Errorf("a result written through a planted link: %q", b)
 	}
 }
+
+// The spool directory itself lies in the data volume: one planted as a link out of it is refused,
+// rather than sending that directory's JSON files to the admin and then deleting them.
+func TestASpoolDirectoryLinkedOutOfTheVolumeIsRefused(t *testing.T) {
+	data, outside := t.TempDir(), t.TempDir()
+	foreign := filepath.Join(outside, "00000000000000000099.json")
+	if err := os.WriteFile(foreign, []byte(`{"logId":99,"handleMsg":"SECRET"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(data, "callbacks")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSpool(filepath.Join(data, "callbacks"), func(int) {})
+	if err == nil {
+		results, _ := s.pending()
+		t.Errorf("the spool opened through a planted link: it holds %+v", results)
+	}
+}
