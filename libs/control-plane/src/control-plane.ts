@@ -251,7 +251,7 @@ async function waitFor(name: string, probe: () => Promise<unknown>, process: Man
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (!process.running) throw new Error(`${name} exited during startup; see ${process.logFile}`);
+    if (!process.running) throw new Error(`${name} exited during startup; the end of ${process.logFile}:\n${process.logTail()}`);
     try {
       await probe();
       return;
@@ -260,7 +260,7 @@ async function waitFor(name: string, probe: () => Promise<unknown>, process: Man
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-  throw new Error(`${name} not ready after ${timeoutMs / 1000}s: ${(lastError as Error)?.message}; see ${process.logFile}`);
+  throw new Error(`${name} not ready after ${timeoutMs / 1000}s: ${(lastError as Error)?.message}; the end of ${process.logFile}:\n${process.logTail()}`);
 }
 
 /** GET returning the body of a 200, rejecting anything else; with a client certificate for https. */

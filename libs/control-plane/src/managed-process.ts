@@ -54,6 +54,16 @@ export class ManagedProcess {
   killNow(): void {
     if (this.running) process.kill(this.pid, 'SIGKILL');
   }
+
+  /** Its log's last lines, for an error that outlives the log (a failed start removes its directory). */
+  logTail(lines = 15): string {
+    try {
+      const text = readFileSync(this.logFile, 'utf8').trimEnd();
+      return text ? text.split('\n').slice(-lines).map((line) => `  | ${line}`).join('\n') : '  | (its log is empty)';
+    } catch (error) {
+      return `  | (its log is unreadable: ${(error as Error).message})`;
+    }
+  }
 }
 
 // `/proc/<pid>/stat` of a zombie: "<pid> (<comm>) Z ...".

@@ -164,7 +164,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     for (const image of images) ctr(['images', 'import', '--local', image.archive]);
 
     log('starting the controller-manager, scheduler, kubelet, kube-proxy and CoreDNS');
-    run('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+    const controllerManager = run('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
       `--kubeconfig=${kubeconfig('controller-manager', certs.controllerManager, 'system:kube-controller-manager')}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${await freePort()}`,
@@ -212,7 +212,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       const ready = kubectl(['get', 'node', NET.nodeName, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
       if (ready !== 'True') throw new Error(`node ${NET.nodeName} Ready=${ready || 'unknown'}`);
     });
-    await until('kube-controller-manager', started[1] as ManagedProcess, () => kubectl(['get', 'serviceaccount', 'default', '-n', 'default']));
+    await until('kube-controller-manager', controllerManager, () => kubectl(['get', 'serviceaccount', 'default', '-n', 'default']));
     await until('coredns', coredns, () => host('curl', ['-sf', `http://127.0.0.1:${dnsReady}/ready`]));
     log(`node ${NET.nodeName} is Ready; Kubernetes ${cp.version} at ${cp.server}`);
     const ctrCommand = [join(containerdDir, 'ctr'), '--address', containerdSocket, '--namespace', 'k8s.io'];
@@ -363,7 +363,7 @@ async function until(name: string, process: ManagedProcess, probe: () => unknown
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
-    if (!process.running) throw new Error(`${name} exited; see ${process.logFile}`);
+    if (!process.running) throw new Error(`${name} exited; the end of ${process.logFile}:\n${process.logTail()}`);
     try {
       await probe();
       return;
@@ -372,7 +372,7 @@ async function until(name: string, process: ManagedProcess, probe: () => unknown
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`${name} not ready after ${timeoutMs / 1000}s: ${last}; see ${process.logFile}`);
+  throw new Error(`${name} not ready after ${timeoutMs / 1000}s: ${last}; the end of ${process.logFile}:\n${process.logTail()}`);
 }
 
 function whichOrUndefined(command: string): string | undefined {
