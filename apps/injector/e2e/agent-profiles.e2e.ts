@@ -101,11 +101,11 @@ describe('injector with AgentProfiles from the API', () => {
     kubectl('patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', '{"spec":{"container":{"image":"ghcr.io/outrigger/xxl-agent:1.0.1"}}}');
     await eventually('the edit to be in force', () => review(injector), (r) => r.patch.includes('"ghcr.io/outrigger/xxl-agent:1.0.1"'));
 
-    // The API server cannot tell that this pattern is not a JavaScript regular expression; the injector can.
+    // The API server cannot tell that this pattern is not a regular expression; the injector can.
     kubectl('patch', 'agentprofile', 'xxl-job', '--type=json', '-p', '[{"op":"add","path":"/spec/parameters/2/pattern","value":"(unclosed"}]');
     await eventually('the bad generation to be refused', () => call(injector, 'GET', '/metrics'), (m) => /outrigger_injector_profile_reloads_total\{result="failure"[^}]*\} [1-9]/.test(m.body));
     expect((await review(injector)).patch).toContain('"ghcr.io/outrigger/xxl-agent:1.0.1"');
-    expect(readFileSync(injector.logFile, 'utf8')).toMatch(/AgentProfile xxl-job generation 3: spec\.parameters\[2\]\.pattern: invalid regular expression .*\(generation 2 stays in force\)/);
+    expect(readFileSync(injector.logFile, 'utf8')).toMatch(/AgentProfile xxl-job generation 3: spec\.parameters\[2\]\.pattern: is not an RE2 regular expression .*\(generation 2 stays in force\)/);
 
     kubectl('delete', 'agentprofile', 'xxl-job');
     await eventually('the deleted profile to be out of force', () => review(injector), (r) => r.allowed && r.patch === '');

@@ -87,7 +87,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     kubectl(['patch', 'agentprofile', profile.name, '--type=json', '-p', '[{"op":"add","path":"/spec/parameters/2/pattern","value":"(unclosed"}]']);
     const refused = await eventually(status, (s) => condition(s, 'Accepted')?.status === 'False', 'the bad generation to be refused');
     expect(condition(refused, 'Accepted')).toMatchObject({ reason: 'Invalid', observedGeneration: 3 });
-    expect(condition(refused, 'Accepted')?.message).toMatch(/^spec\.parameters\[2\]\.pattern: invalid regular expression .* \(generation 2 stays in force\)$/);
+    expect(condition(refused, 'Accepted')?.message).toMatch(/^spec\.parameters\[2\]\.pattern: is not an RE2 regular expression .* \(generation 2 stays in force\)$/);
     expect(condition(refused, 'Synced')).toMatchObject({ status: 'True', observedGeneration: 2 });
     const role = JSON.parse(kubectl(['get', 'clusterrole', NAME, '-o', 'json'])) as { rules: { resources: string[] }[] };
     expect(role.rules.some((r) => r.resources.includes('pods/log'))).toBe(true);

@@ -18,7 +18,7 @@ export interface AgentProfileEntry {
 /**
  * Turns one AgentProfile object (from the API or a file) into a typed profile. The spec is checked
  * by the same schema the API server's CRD was generated from, plus what only code can check;
- * problems name the field, e.g. `spec.parameters[1].pattern: invalid regular expression (…)`.
+ * problems name the field, e.g. `spec.parameters[1].pattern: is not an RE2 regular expression (…)`.
  */
 export function parseAgentProfile(obj: unknown): Result<AgentProfile> {
   if (!isJsonObject(obj)) return err('is not an object');

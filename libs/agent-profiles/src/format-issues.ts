@@ -2,7 +2,7 @@ import type { z } from 'zod';
 
 /**
  * Turns zod issues into lines that name the profile and the field, e.g.
- * `profiles[0] (xxl-job).parameters[1].pattern: invalid regular expression (Unterminated group)`.
+ * `profiles[0] (xxl-job).parameters[1].pattern: is not an RE2 regular expression (the syntax of Kubernetes patterns): missing closing ): `(``.
  * `raw` is the parsed YAML, used to look up each profile's name.
  */
 export function formatProfileIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): string[] {

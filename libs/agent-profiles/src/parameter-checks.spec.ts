@@ -19,7 +19,33 @@ describe('compileParameterPattern', () => {
     expect(pattern.test('xb')).toBe(false);
   });
 
-  it('throws on an invalid expression', () => {
-    expect(() => compileParameterPattern('(')).toThrow(SyntaxError);
+  it('throws on an invalid expression, naming the problem', () => {
+    expect(() => compileParameterPattern('(')).toThrow('missing closing ): `(`');
+  });
+
+  it('cannot be broken out of its anchoring by the pattern itself', () => {
+    expect(() => compileParameterPattern('a)|(.*')).toThrow(/unexpected \)|missing closing/);
+  });
+
+  // Only a backtracking engine can offer these; refusing them is what keeps matching linear.
+  it.each([
+    ['a lookahead', '(?=a)a'],
+    ['a backreference', '(a)\\1'],
+  ])('refuses %s, which needs backtracking', (_what, pattern) => {
+    expect(() => compileParameterPattern(pattern)).toThrow(/invalid or unsupported Perl syntax|invalid escape sequence/);
+  });
+
+  // A backtracking engine takes 2^n steps on this value and never answers: the injector would stall.
+  it('answers at once on a value built to make a backtracking engine explode', () => {
+    const value = 'a'.repeat(4_096) + '!';
+    expect(compileParameterPattern('(a+)+').test(value)).toBe(false);
+    expect(compileParameterPattern('(a|aa)*').test(value)).toBe(false);
+    expect(compileParameterPattern('[0-9a]+[0-9a]+[0-9a]+b').test(value)).toBe(false);
+  });
+
+  it('matches code points, so a non-ASCII value is one character to the pattern', () => {
+    expect(compileParameterPattern('.').test('é')).toBe(true);
+    expect(compileParameterPattern('\\p{Han}{2}').test('任务')).toBe(true);
+    expect(compileParameterPattern('.').test('😀')).toBe(true);
   });
 });

@@ -92,7 +92,7 @@ describe('parseProfiles', () => {
 
   describe('rejects invalid files with a message naming the profile and field', () => {
     const cases: [string, Edit | Edit[], string][] = [
-      ['bad regex', set('parameters.1.pattern', '(unclosed'), 'AgentProfile xxl-job: spec.parameters[1].pattern: invalid regular expression (Unterminated group)'],
+      ['bad regex', set('parameters.1.pattern', '(unclosed'), 'AgentProfile xxl-job: spec.parameters[1].pattern: is not an RE2 regular expression (the syntax of Kubernetes patterns): missing closing ): `(unclosed`'],
       ['prefix without slash', set('annotationPrefix', 'xxl-agent'), 'AgentProfile xxl-job: spec.annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
       ['prefix with uppercase', set('annotationPrefix', 'XXL/'), 'AgentProfile xxl-job: spec.annotationPrefix: must be a DNS subdomain followed by "/", like xxl-agent/'],
       ['reserved prefix', set('annotationPrefix', 'sidecar.kubernetes.io/'), 'AgentProfile xxl-job: spec.annotationPrefix: is reserved (Kubernetes prefixes and outrigger.dev/ cannot be used)'],
@@ -184,7 +184,7 @@ describe('parseProfiles', () => {
     const text = referenceWith(set('parameters.1.pattern', '('), set('container.image', ''));
     expect(errorFor(text).split('\n')).toEqual([
       'AgentProfile xxl-job: spec.container.image: must be a non-empty image reference without spaces',
-      'AgentProfile xxl-job: spec.parameters[1].pattern: invalid regular expression (Unterminated group)',
+      'AgentProfile xxl-job: spec.parameters[1].pattern: is not an RE2 regular expression (the syntax of Kubernetes patterns): missing closing ): `(`',
     ]);
   });
 

@@ -5,7 +5,7 @@ import { labelSelectorSchema } from './label-selector.js';
 import { dnsLabel, dnsSubdomain } from './name-schemas.js';
 import { celRule, listMap, LIST_MAX, NAME_MAX, STRING_MAX } from './crd-meta.js';
 import { ESCALATION_NAMES, ESCALATION_OPT_OUT_FIELD, escalationCelRules, refuseEscalations } from './escalation-rules.js';
-import { compileParameterPattern, isHttpUrl } from './parameter-checks.js';
+import { compileParameterPattern, isHttpUrl, type ParameterPattern } from './parameter-checks.js';
 import { OVERRIDABLE_RESOURCES, overridesSchema } from './resource-overrides.js';
 import { POD_SECURITY_OPT_OUT_FIELD, podSecurityCelRules, refuseBelowPodSecurityFloor } from './pod-security.js';
 import { policyRuleSchema } from './rbac-rule-schema.js';
@@ -139,12 +139,12 @@ const parameterSchema = z
     containerName: z.boolean().default(false),
   })
   .superRefine((parameter, ctx) => {
-    let pattern: RegExp | undefined;
+    let pattern: ParameterPattern | undefined;
     if (parameter.pattern !== undefined) {
       try {
         pattern = compileParameterPattern(parameter.pattern);
       } catch (error) {
-        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `invalid regular expression (${regexProblem(error)})` });
+        ctx.addIssue({ code: 'custom', path: ['pattern'], message: `is not an RE2 regular expression (the syntax of Kubernetes patterns): ${regexProblem(error)}` });
       }
     }
     if (parameter.default === undefined) return;
@@ -416,6 +416,6 @@ function reportDuplicates(
 
 function regexProblem(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  // V8 says "Invalid regular expression: /^(?:(()$/u: Unterminated group": keep the last part.
-  return message.slice(message.lastIndexOf(': ') + 2);
+  // RE2 says "error parsing regexp: missing closing ): `(`": keep what follows the prefix.
+  return message.replace(/^error parsing regexp: /, '');
 }

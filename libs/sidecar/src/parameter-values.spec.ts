@@ -34,4 +34,13 @@ describe('parameterEnv', () => {
     expect(message).toContain(code);
     expect(message).not.toContain(JSON.stringify(value).slice(1, -1));
   });
+
+  // An admin's careless pattern must not become a tenant's lever: this one backtracks exponentially.
+  it('refuses a value built against a backtracking pattern, promptly and naming the annotation', () => {
+    const profile = { ...XXL_JOB_PROFILE, parameters: XXL_JOB_PROFILE.parameters.map((p) => (p.annotation === 'job-name' ? { ...p, pattern: '(a+)+' } : p)) };
+    const result = parameterEnv(profile, annotations({ ...valid, 'xxl-agent/job-name': 'a'.repeat(4_000) + '!' }), ['app']);
+    expect(result).toMatchObject({ type: 'denied', code: 422 });
+    expect(JSON.stringify(result)).toContain('annotation xxl-agent/job-name');
+    expect(JSON.stringify(result)).toContain('does not match the pattern ^(?:(a+)+)$');
+  });
 });
