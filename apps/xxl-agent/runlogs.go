@@ -2,14 +2,39 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
+
+// logChunkMax bounds one /log answer; an admin polls again from the next line, as with a run still writing.
+const logChunkMax = 1 << 20
+
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens a file the data volume holds for reading only if it is a regular one: a FIFO
+// planted there would block the open (hence O_NONBLOCK), and a device such as /dev/zero never ends.
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
 
 // runLogs keeps each run's output in <dir>/<yyyy-MM-dd>/<logId>.log (the day of the trigger's
 // logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open, and
@@ -101,7 +126,7 @@ func (l *runLogs) close(logID int64, f *os.File) {
 // read returns the lines from fromLine (1-based) on; isEnd once the run has finished.
 func (l *runLogs) read(r logRequest) logResult {
 	from := max(r.FromLineNum, 1)
-	f, err := l.root.Open(l.path(r.LogDateTim, r.LogID))
+	f, err := openRegular(l.root, l.path(r.LogDateTim, r.LogID))
 	if err != nil {
 		l.mu.Lock()
 		waiting := l.queued[r.LogID] || l.open[r.LogID]
@@ -118,15 +143,21 @@ func (l *runLogs) read(r logRequest) logResult {
 	var b strings.Builder
 	scan := bufio.NewScanner(f)
 	scan.Buffer(make([]byte, 64*1024), 4<<20)
-	n := 0
+	n, full := 0, false
 	for scan.Scan() {
-		n++
-		if n >= from {
-			b.WriteString(scan.Text())
+		line := n + 1
+		if line >= from {
+			// At least one line per answer, so polling always moves on.
+			if b.Len() > 0 && b.Len()+len(scan.Bytes())+1 > logChunkMax {
+				full = true
+				break
+			}
+			b.Write(scan.Bytes())
 			b.WriteByte('\n')
 		}
+		n = line
 	}
-	return logResult{FromLineNum: from, ToLineNum: n, LogContent: b.String(), IsEnd: !running}
+	return logResult{FromLineNum: from, ToLineNum: n, LogContent: b.String(), IsEnd: !running && !full}
 }
 
 // prune removes the days older than keep.

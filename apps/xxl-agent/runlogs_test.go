@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -120,5 +121,79 @@ func TestPruningALinkedDayKeepsWhatItLinksTo(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(outside, "1.log")); string(b) != "SECRET\n" {
 		t.Errorf("the linked directory's file after pruning: %q, %v", b, err)
+	}
+}
+
+// A FIFO planted as a log would hold /log's open for ever, a device such as /dev/zero its read:
+// anything but a regular file is no log.
+func TestALogThatIsNoRegularFileIsNotRead(t *testing.T) {
+	dir := t.TempDir()
+	logs, err := newRunLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.MkdirAll(filepath.Join(dir, "2999-01-01"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "2999-01-01", "1.log"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The character device /dev/zero, 1:5 on Linux.
+	if err := syscall.Mknod(filepath.Join(dir, "2999-01-01", "2.log"), syscall.S_IFCHR|0o600, 1<<8|5); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{1, 2} {
+		done := make(chan logResult, 1)
+		go func() { done <- logs.read(logRequest{LogDateTim: day.UnixMilli(), LogID: id, FromLineNum: 1}) }()
+		select {
+		case lr := <-done:
+			if !lr.IsEnd || lr.LogContent != "readLog fail, logFile not exists" {
+				t.Errorf("log %d, a special file: %+v", id, lr)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("log %d, a special file: /log never answered", id)
+		}
+	}
+}
+
+// However long a log, one answer carries a bounded part of it; the admin polls on from the next line.
+func TestALongLogIsAnsweredInParts(t *testing.T) {
+	dir := t.TempDir()
+	logs, err := newRunLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	line := strings.Repeat("x", 1023)
+	f, err := logs.create(when, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lines = 3000
+	for i := 0; i < lines; i++ {
+		if _, err := f.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs.close(3, f)
+	from, answers, total := 1, 0, 0
+	for {
+		lr := logs.read(logRequest{LogDateTim: when, LogID: 3, FromLineNum: from})
+		answers++
+		if len(lr.LogContent) > logChunkMax {
+			t.Fatalf("one answer carried %d bytes", len(lr.LogContent))
+		}
+		total += strings.Count(lr.LogContent, "\n")
+		if lr.ToLineNum-lr.FromLineNum+1 != strings.Count(lr.LogContent, "\n") {
+			t.Fatalf("lines %d..%d, but %d in the content", lr.FromLineNum, lr.ToLineNum, strings.Count(lr.LogContent, "\n"))
+		}
+		if lr.IsEnd {
+			break
+		}
+		from = lr.ToLineNum + 1
+	}
+	if total != lines || answers < 3 {
+		t.Errorf("%d lines in %d answers, want %d lines in several", total, answers, lines)
 	}
 }

@@ -3,12 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 )
+
+// spoolEntryMax bounds one spooled result as read back: the agent writes a few KiB, anything larger was planted.
+const spoolEntryMax = 1 << 20
 
 // spool keeps results not yet accepted by an admin, one file each, written whole (temporary
 // file, then rename) on an emptyDir so that an agent restart loses none.
@@ -76,7 +80,7 @@ func (s *spool) pending() ([]callbackRequest, []string) {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		data, err := s.root.ReadFile(e.Name())
+		data, err := s.readEntry(e.Name())
 		var c callbackRequest
 		if err != nil || json.Unmarshal(data, &c) != nil {
 			continue
@@ -85,6 +89,19 @@ func (s *spool) pending() ([]callbackRequest, []string) {
 		files = append(files, e.Name())
 	}
 	return out, files
+}
+
+func (s *spool) readEntry(name string) ([]byte, error) {
+	f, err := openRegular(s.root, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, spoolEntryMax+1))
+	if err == nil && len(data) > spoolEntryMax {
+		err = fmt.Errorf("%s is larger than %d bytes", name, spoolEntryMax)
+	}
+	return data, err
 }
 
 func (s *spool) done(files []string) {

@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Links planted in the spool (another container of the pod mounting the agent's data volume could)
@@ -52,5 +54,34 @@ func TestASpoolDirectoryLinkedOutOfTheVolumeIsRefused(t *testing.T) {
 	if err == nil {
 		results, _ := s.pending()
 		t.Errorf("the spool opened through a planted link: it holds %+v", results)
+	}
+}
+
+// A FIFO or an oversized file planted as a spooled result neither stops the replay nor fills memory.
+func TestTheSpoolSkipsSpecialAndOversizedEntries(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "00000000000000000001.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, spoolEntryMax+10)
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000002.json"), big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSpool(dir, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.add(callbackRequest{LogID: 3}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []callbackRequest, 1)
+	go func() { results, _ := s.pending(); done <- results }()
+	select {
+	case results := <-done:
+		if len(results) != 1 || results[0].LogID != 3 {
+			t.Errorf("pending: %+v, want the one real result", results)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("pending never returned: it opened the FIFO")
 	}
 }
