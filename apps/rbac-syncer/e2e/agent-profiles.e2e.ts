@@ -17,6 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'rbac-syncer-profiles-'));
 const NAME = 'api-profile-exec';
 const reference = referenceProfile();
 const profile: AgentProfile = { ...reference, rbac: { clusterRole: NAME, binding: { kind: 'ClusterRoleBinding', name: NAME }, rules: reference.rbac?.rules ?? [] } };
+const SPEC_CHANGE_LAG_MS = 2_000;
 let syncer: ManagedProcess | undefined;
 let port = 0;
 let own = '';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
   own = await createTestNamespace(kc, 'profiles-sys');
   port = await freePort();
-  syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port, name: 'profiles-syncer', dir });
+  syncer = await startSyncer({ kubeconfigPath: cp.kubeconfigPath, namespace: own, lease: NAME, port, name: 'profiles-syncer', dir, env: { SPEC_CHANGE_LAG: `${SPEC_CHANGE_LAG_MS}ms` } });
 });
 
 afterAll(async () => {
@@ -274,6 +275,37 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     // Unscoped again: every labelled namespace takes part.
     putProfile(profile);
     await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(outside)), 'the profile unscoped binding everywhere');
+  });
+
+  it("binds an earlier spec's agent only in pods created while it was in force: one written by hand after an edit never is", async () => {
+    const ns = await createTestNamespace(kc, 'earlier', LABELS);
+    namespaces.push(ns);
+    const core = kc.makeApiClient(CoreV1Api);
+    for (const name of ['before', 'after', 'control']) await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
+    putProfile(profile);
+    await createPod(kc, ns, 'before', true, profile);
+    await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns, 'before')), 'the pod injected from the spec in force bound');
+    // An admin changes the agent: the earlier spec's revision is marked as replaced.
+    const edited: AgentProfile = { ...profile, container: { ...profile.container, image: `${profile.container.image}-edited` } };
+    putProfile(edited);
+    const revision = `${profile.name}-${profileHash(profile)}`;
+    const replacedAt = await eventually(
+      async () => kubectl(['get', 'controllerrevision', revision, '-n', own, '-o', 'jsonpath={.metadata.annotations.outrigger\\.dev/replaced-at}']),
+      (value) => value !== '',
+      'the earlier revision marked as replaced',
+    );
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(replacedAt) + SPEC_CHANGE_LAG_MS + 1_000 - Date.now())));
+    // The webhook not called (failurePolicy: Ignore, no injector), a tenant writes the earlier agent by hand; then a pod as injected now.
+    await createPod(kc, ns, 'after', true, profile);
+    await createPod(kc, ns, 'control', true, edited);
+    // The control pod's event comes after the hand-written one's: once it is bound, that one has been judged.
+    const bound = await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns, 'control')), 'the pod injected from the edited spec bound');
+    expect(bound).toContain(sa(ns, 'before'));
+    expect(bound).not.toContain(sa(ns, 'after'));
+    // A rollback puts the spec back in force: its mark goes, and its agent is current again.
+    putProfile(profile);
+    await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns, 'after')), 'the spec rolled back to binding again');
+    await eventually(async () => kubectl(['get', 'controllerrevision', revision, '-n', own, '-o', 'jsonpath={.metadata.annotations}']), (a) => !a.includes('replaced-at'), 'the mark gone');
   });
 
   it('removes the bindings of a deleted profile after the grace period', async () => {

@@ -69,7 +69,7 @@ export function rbacSyncerBasePermissions(lease: LeaseRef, profilesFromApi: bool
     { verb: 'create', group: RBAC, resource: 'clusterrolebindings' },
     ...leasePermissions(lease),
     // The agent revisions of every profile (the specs running pods were injected from), beside its Lease.
-    ...['list', 'watch', 'create', 'delete'].map((verb) => ({ verb, group: 'apps', resource: 'controllerrevisions', namespace: lease.namespace })),
+    ...['list', 'watch', 'create', 'patch', 'delete'].map((verb) => ({ verb, group: 'apps', resource: 'controllerrevisions', namespace: lease.namespace })),
     // Events on the bindings (in "default") and on workloads whose pods run without their agent,
     // found through the pod's ReplicaSet or Job (read one at a time, by name).
     { verb: 'create', group: '', resource: 'events' },

@@ -49,6 +49,28 @@ export async function createObject<T extends KubeObject = KubeObject>(kc: KubeCl
   });
 }
 
+/**
+ * A JSON merge patch (RFC 7386) of an existing object: `null` removes a field. Unlike apply it
+ * never creates the object: false when it is gone.
+ */
+export async function mergePatchObject(kc: KubeClient, ref: ObjectRef, patch: object, options: ApplyOptions): Promise<boolean> {
+  const path = await objectPath(kc, ref);
+  try {
+    await kubeJson(kc, {
+      method: 'PATCH',
+      path,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      query: { fieldManager: options.fieldManager },
+      contentType: 'application/merge-patch+json',
+      body: patch,
+    });
+    return true;
+  } catch (error) {
+    if (classifyApiError(error).kind === 'notFound') return false;
+    throw error;
+  }
+}
+
 /** One RFC 6902 operation. */
 export type JsonPatchOperation =
   | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: unknown }

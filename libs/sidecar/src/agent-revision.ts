@@ -11,7 +11,12 @@ export interface AgentRevision {
   readonly hash: string;
   /** The order in which they were first in force (the AgentProfile generation, or a counter for PROFILES_FILE). */
   readonly revision: number;
+  /** When the syncer saw another spec take its place (ms); absent while it is in force, and on revisions of earlier versions. */
+  readonly replacedAt?: number;
 }
+
+/** On a revision: when its spec stopped being in force (RFC 3339), written by the rbac-syncer. */
+export const REPLACED_AT_ANNOTATION = 'outrigger.dev/replaced-at';
 
 /** The stored spec of a profile name and hash, if known. */
 export type RevisionLookup = (profile: string, hash: string) => AgentProfile | undefined;
@@ -37,5 +42,13 @@ export function parseAgentRevision(obj: unknown): AgentRevision | undefined {
   // A spec edited by hand no longer hashes to its name: ignored.
   if ((metadata && stringMember(metadata, 'name')) !== revisionName(profile)) return undefined;
   const revision = (obj as JsonObject)['revision'];
-  return { name: revisionName(profile), profile, hash: profileHash(profile), revision: typeof revision === 'number' ? revision : 0 };
+  const annotations = metadata && objectMember(metadata, 'annotations');
+  const replacedAt = Date.parse((annotations && stringMember(annotations, REPLACED_AT_ANNOTATION)) ?? '');
+  return {
+    name: revisionName(profile),
+    profile,
+    hash: profileHash(profile),
+    revision: typeof revision === 'number' ? revision : 0,
+    ...(Number.isNaN(replacedAt) ? {} : { replacedAt }),
+  };
 }

@@ -19,6 +19,12 @@ const schema = z.object({
    * time out within 30 s each).
    */
   REVOKED_KEEP: envField.duration('5m'),
+  /**
+   * How long after a profile's agent spec is replaced a pod created with the earlier spec's agent is
+   * still bound: the time the injector may take to see the edit (its watch restarts within its
+   * WATCH_DEAD). Later, only a pod written by hand while the webhook was not called carries it.
+   */
+  SPEC_CHANGE_LAG: envField.duration('5m'),
   /** Every profile is reconciled at least this often, events or not. */
   RESYNC: envField.duration('5m'),
   /** A watch without event or bookmark for this long is restarted. */
@@ -60,6 +66,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     ownNamespace: env.POD_NAMESPACE,
     graceMs: env.GRACE,
     revokedKeepMs: env.REVOKED_KEEP,
+    specChangeLagMs: env.SPEC_CHANGE_LAG,
     kubeconfig: env.KUBECONFIG,
     resyncMs: env.RESYNC,
     lease: leaseSettings(env),

@@ -1,6 +1,6 @@
 import { type AgentProfile, agentVariants, profileHash } from '@outrigger/agent-profiles';
-import { applyObject, createObject, deleteObject, type EventRecorder, inParallel, isConflict, type KubeClient, type KubeObject } from '@outrigger/kube';
-import type { AgentRevision } from '@outrigger/sidecar';
+import { applyObject, createObject, deleteObject, type EventRecorder, inParallel, isConflict, type KubeClient, type KubeObject, mergePatchObject } from '@outrigger/kube';
+import { type AgentRevision, REPLACED_AT_ANNOTATION } from '@outrigger/sidecar';
 import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
@@ -47,21 +47,31 @@ export class PlanExecutor {
   /**
    * Stores the agents a profile injects now (its own, and its staged change's while it has one) as
    * agent revisions, numbered from `generation`: pods injected from them are verified against them
-   * after the next edit. Prunes the oldest beyond those kept.
+   * after the next edit. Marks when each other one was replaced (unmarks one in force again: a
+   * rollback), so pods created later with its agent are not taken for injected ones. Prunes the
+   * oldest beyond those kept.
    */
-  async recordRevisions(profile: AgentProfile, generation: number, stored: readonly AgentRevision[], namespace: string): Promise<void> {
+  async recordRevisions(profile: AgentProfile, generation: number, stored: readonly AgentRevision[], namespace: string, now = new Date()): Promise<void> {
     const { kc, metrics } = this.deps;
     const { stable, canary } = agentVariants(profile);
-    const agents = canary ? [stable, canary.profile] : [stable];
+    const inForce = new Set((canary ? [stable, canary.profile] : [stable]).map(profileHash));
     let next = Math.max(generation, ...stored.map((r) => r.revision + 1));
-    for (const agent of agents) {
+    for (const agent of canary ? [stable, canary.profile] : [stable]) {
       if (stored.some((r) => r.hash === profileHash(agent))) continue;
       await createObject(kc, revisionObject(agent, next++, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
         if (!isConflict(error)) throw error;
       });
       metrics.writes.inc({ kind: 'ControllerRevision', verb: 'create' });
     }
-    for (const old of revisionsToPrune(stored, new Set(agents.map(profileHash)))) {
+    const pruned = revisionsToPrune(stored, inForce);
+    for (const revision of stored) {
+      if (pruned.includes(revision) || inForce.has(revision.hash) === (revision.replacedAt === undefined)) continue;
+      const replacedAt = inForce.has(revision.hash) ? null : now.toISOString();
+      const patch = { metadata: { annotations: { [REPLACED_AT_ANNOTATION]: replacedAt } } };
+      await mergePatchObject(kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: revision.name, namespace }, patch, { fieldManager: FIELD_MANAGER });
+      metrics.writes.inc({ kind: 'ControllerRevision', verb: 'patch' });
+    }
+    for (const old of pruned) {
       await deleteObject(kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: old.name, namespace });
       metrics.writes.inc({ kind: 'ControllerRevision', verb: 'delete' });
     }

@@ -215,7 +215,7 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
         projectPod(
           pod as never,
           this.inForce.map((p) => p.profile),
-          (profile, hash) => this.view.revisionSpec(profile, hash),
+          { revisions: (profile, hash) => this.view.revision(profile, hash), lagMs: this.config.specChangeLagMs },
           (profile) => this.permissions.holds(profile),
         ),
       equals: samePodView,

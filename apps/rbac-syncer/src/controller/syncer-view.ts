@@ -125,11 +125,11 @@ export class SyncerView {
     return this.stores.revisions.entries().flatMap(([, r]) => (r.profile.name === name ? [r] : []));
   }
 
-  /** The agent spec pods of `profile` injected from the spec of `hash` were rendered from, if stored. */
-  revisionSpec(profile: string, hash: string): AgentProfile | undefined {
+  /** The stored revision of `profile` whose spec has `hash`, if any: what pods injected from it were rendered from, and when it was replaced. */
+  revision(profile: string, hash: string): AgentRevision | undefined {
     const stored = this.stores.revisions.get(`${this.stores.revisionNamespace}/${agentRevisionName(profile, hash)}`);
     // Names join profile and hash: profile `a` with hash `b-<hash>` would name profile `a-b`'s revision.
-    return stored?.profile.name === profile && stored.hash === hash ? stored.profile : undefined;
+    return stored?.profile.name === profile && stored.hash === hash ? stored : undefined;
   }
 
   /** The conditions AgentProfile `name` carries; undefined when there is no such object (profiles from a file). */

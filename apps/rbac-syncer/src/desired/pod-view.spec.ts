@@ -31,6 +31,12 @@ const edit = (pod: JsonObject, change: (p: Pod) => void): JsonObject => (change(
 const bound = (pod: JsonObject, inForce = profiles, revisions?: Parameters<typeof projectPod>[2]) => projectPod(pod, inForce, revisions)?.profiles ?? [];
 const stateOf = (pod: JsonObject, inForce = profiles) => projectPod(pod, inForce)?.agents[0]?.state;
 
+/** The reference profile's spec stored as a revision, replaced at `replacedAt` if given. */
+function earlierSpecs(replacedAt?: string, lagMs = 60_000) {
+  const revision = { name: `xxl-job-${profileHash(XXL_JOB_PROFILE)}`, profile: XXL_JOB_PROFILE, hash: profileHash(XXL_JOB_PROFILE), revision: 1, ...(replacedAt ? { replacedAt: Date.parse(replacedAt) } : {}) };
+  return { revisions: (name: string, hash: string) => (name === 'xxl-job' && hash === revision.hash ? revision : undefined), lagMs };
+}
+
 describe('projectPod', () => {
   it('keeps namespace, ServiceAccount, the profiles whose injected agent the pod carries and what it runs', () => {
     expect(projectPod(injected(), profiles)).toEqual({ namespace: 'shop', serviceAccount: 'default', profiles: ['xxl-job'], sharesToken: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false });
@@ -41,12 +47,28 @@ describe('projectPod', () => {
     const upgraded = { ...XXL_JOB_PROFILE, container: { ...XXL_JOB_PROFILE.container, image: 'ghcr.io/outrigger/xxl-agent:1.1.0@sha256:' + 'a'.repeat(64) } };
     expect(bound(injected(), [upgraded])).toEqual([]);
     expect(projectPod(injected(), [upgraded])?.agents).toEqual([{ profile: 'xxl-job', state: 'outdated', hash: profileHash(XXL_JOB_PROFILE) }]);
-    const revisions = (name: string, hash: string) => (name === 'xxl-job' && hash === profileHash(XXL_JOB_PROFILE) ? XXL_JOB_PROFILE : undefined);
-    expect(projectPod(injected(), [upgraded], revisions)?.profiles).toEqual(['xxl-job']);
+    expect(projectPod(injected(), [upgraded], earlierSpecs())?.profiles).toEqual(['xxl-job']);
     // An edit that leaves the agent as it was (the RBAC rules, say) needs no earlier spec.
     const rulesOnly = { ...XXL_JOB_PROFILE, rbac: { ...(XXL_JOB_PROFILE.rbac as NonNullable<typeof XXL_JOB_PROFILE.rbac>), rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] }] } };
     expect(projectPod(injected(), [rulesOnly])?.profiles).toEqual(['xxl-job']);
     expect(stateOf(injected(), [rulesOnly])).toBe('current');
+  });
+
+  it('binds an earlier spec\'s agent only in a pod created while that spec was in force, or within the lag after', () => {
+    const upgraded = { ...XXL_JOB_PROFILE, container: { ...XXL_JOB_PROFILE.container, image: 'ghcr.io/outrigger/xxl-agent:1.1.0@sha256:' + 'a'.repeat(64) } };
+    const createdAt = (when: string) => edit(injected(), (p) => ((p.metadata as JsonObject)['creationTimestamp'] = when));
+    const replaced = '2026-03-01T12:00:00Z';
+    expect(bound(createdAt('2026-03-01T11:59:00Z'), [upgraded], earlierSpecs(replaced))).toEqual(['xxl-job']);
+    expect(bound(createdAt('2026-03-01T12:01:00Z'), [upgraded], earlierSpecs(replaced))).toEqual(['xxl-job']);
+    // Past the lag, only whoever wrote the pod by hand (the webhook not called) can have put it there.
+    expect(bound(createdAt('2026-03-01T12:01:01Z'), [upgraded], earlierSpecs(replaced))).toEqual([]);
+    expect(projectPod(createdAt('2026-03-01T12:01:01Z'), [upgraded], earlierSpecs(replaced))?.agents).toEqual([{ profile: 'xxl-job', state: 'outdated', hash: profileHash(XXL_JOB_PROFILE) }]);
+    // A pod without a creation time (never from the API server) is not taken for one created in time.
+    expect(bound(injected(), [upgraded], earlierSpecs(replaced))).toEqual([]);
+    // Not replaced (yet, or on a revision of an earlier version): as before.
+    expect(bound(createdAt('2030-01-01T00:00:00Z'), [upgraded], earlierSpecs())).toEqual(['xxl-job']);
+    // The spec in force needs no window.
+    expect(bound(createdAt('2030-01-01T00:00:00Z'), profiles, earlierSpecs(replaced))).toEqual(['xxl-job']);
   });
 
   it('annotations alone never bind: opted in after creation, a hand-set status, an agent-named container that is not the agent', () => {
@@ -115,7 +137,8 @@ describe('projectPod', () => {
   it('binds a profile only for its own agent: a status naming another profile\'s revision through the joined name binds nothing', () => {
     // Profile `xxl` and profile `xxl-job`: revision `xxl-job-<hash>` is also `xxl` with hash `job-<hash>`.
     const short = { ...XXL_JOB_PROFILE, name: 'xxl', annotationPrefix: 'xxl/', container: { ...XXL_JOB_PROFILE.container, name: 'xxl-short-agent' } };
-    const joinedNames = (name: string, hash: string) => (`${name}-${hash}` === `xxl-job-${profileHash(XXL_JOB_PROFILE)}` ? XXL_JOB_PROFILE : undefined);
+    const stored = { name: `xxl-job-${profileHash(XXL_JOB_PROFILE)}`, profile: XXL_JOB_PROFILE, hash: profileHash(XXL_JOB_PROFILE), revision: 1 };
+    const joinedNames = { revisions: (name: string, hash: string) => (`${name}-${hash}` === stored.name ? stored : undefined), lagMs: 0 };
     const borrowed = edit(injected(), (p) => {
       p.metadata.annotations['xxl/enable'] = 'true';
       p.metadata.annotations['xxl/status'] = JSON.stringify({ profile: 'xxl', hash: `job-${profileHash(XXL_JOB_PROFILE)}` });

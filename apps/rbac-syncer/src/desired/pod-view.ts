@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { agentIsBindable, agentState, type AgentStateName, podAnnotations, requestedProfiles, type RevisionLookup, sharedAgentToken } from '@outrigger/sidecar';
+import { agentIsBindable, agentState, type AgentRevision, type AgentStateName, podAnnotations, requestedProfiles, sharedAgentToken } from '@outrigger/sidecar';
 import { controllerOf, type ControllerRef, KUBE_PROTOBUF_SCHEMA, sharingMessages, withoutFields } from '@outrigger/kube';
 
 /** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
@@ -50,19 +50,39 @@ export const POD_PROTOBUF_SCHEMA = sharingMessages(
   ['v1.Container', 'v1.Volume'],
 );
 
+/** The stored revision of a profile name and spec hash, if any. */
+export type StoredRevision = (profile: string, hash: string) => AgentRevision | undefined;
+
+export interface EarlierSpecs {
+  readonly revisions: StoredRevision;
+  /** How long after a spec was replaced the injector may still inject it (it has not seen the edit yet). */
+  readonly lagMs: number;
+}
+
+/**
+ * Whether a pod created at `createdMs` can have been injected from this earlier spec: only while it
+ * was in force, and for the lag after. Otherwise its agent was written by whoever created the pod
+ * while the webhook was not called (`failurePolicy: Ignore`), perhaps to get a spec an admin has
+ * since tightened.
+ */
+export function injectableWhenCreated(revision: AgentRevision, createdMs: number, lagMs: number): boolean {
+  return revision.replacedAt === undefined || createdMs <= revision.replacedAt + lagMs;
+}
+
 /**
  * Projects a raw pod (as the reflector hands it over) to a PodView, or undefined when the pod does
  * not matter: it opted into no profile in force, its annotations are invalid (the webhook denies
  * such pods), or it has finished (Succeeded/Failed pods run no agent). A profile is among
  * `profiles` (binds) only when `binds` says it may and the pod carries its agent exactly as the
  * injector renders it for this pod, from the profile in force or the earlier spec its status
- * annotation names (annotations alone never bind, nor does any container the injector did not
- * write: another image, tag, command, securityContext, mount...).
+ * annotation names, if the pod was created while that spec was in force (annotations alone never
+ * bind, nor does any container the injector did not write: another image, tag, command,
+ * securityContext, mount...).
  */
 export function projectPod(
   pod: JsonObject,
   inForce: readonly AgentProfile[],
-  revisions: RevisionLookup = () => undefined,
+  earlier: EarlierSpecs = { revisions: () => undefined, lagMs: 0 },
   binds: (profile: AgentProfile) => boolean = (profile) => profile.rbac !== undefined,
 ): PodView | undefined {
   const metadata = isJsonObject(pod['metadata']) ? pod['metadata'] : {};
@@ -77,8 +97,13 @@ export function projectPod(
   const profiles: string[] = [];
   const sharesToken: string[] = [];
   const agents: PodAgent[] = [];
+  const createdMs = typeof metadata['creationTimestamp'] === 'string' ? Date.parse(metadata['creationTimestamp']) : Number.NaN;
+  const earlierSpec = (profile: string, hash: string) => {
+    const revision = earlier.revisions(profile, hash);
+    return revision && injectableWhenCreated(revision, createdMs, earlier.lagMs) ? revision.profile : undefined;
+  };
   for (const profile of requested.profiles) {
-    const state = agentState(pod, profile, inForce, revisions);
+    const state = agentState(pod, profile, inForce, earlierSpec);
     if (binds(profile) && agentIsBindable(state)) profiles.push(profile.name);
     // A verified agent holds its token alone, so only an agent that does not verify can share it.
     else if (binds(profile) && sharedAgentToken(pod, profile, new Set(inForce.map((p) => p.container.name))) !== undefined) sharesToken.push(profile.name);
