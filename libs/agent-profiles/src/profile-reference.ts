@@ -72,7 +72,7 @@ export const FIELD_NOTES: Readonly<Record<string, string>> = {
   'parameters[].env': 'The env variable the value is given in.',
   'parameters[].required': 'A pod that opts in without it is refused, naming the annotation.',
   'parameters[].default': 'The value when the pod does not set the annotation (not with `required`).',
-  'parameters[].pattern': 'A regular expression the whole value must match, in RE2 syntax as Kubernetes\' own patterns (no lookarounds or backreferences). The services match it in time linear in the value, so no value can stall them.',
+  'parameters[].pattern': 'A regular expression the whole value must match, in RE2 syntax, that of Kubernetes patterns (no lookarounds or backreferences). The services match it in time linear in the value, so no value can stall them.',
   'parameters[].format': '`url`: the value must be an http(s) URL.',
   'parameters[].containerName': 'The value must name one of the pod\'s containers.',
   fieldEnv: 'Downward-API fields given to the agent as env.',

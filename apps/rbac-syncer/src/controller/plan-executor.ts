@@ -54,9 +54,10 @@ export class PlanExecutor {
   async recordRevisions(profile: AgentProfile, generation: number, stored: readonly AgentRevision[], namespace: string, now = new Date()): Promise<void> {
     const { kc, metrics } = this.deps;
     const { stable, canary } = agentVariants(profile);
-    const inForce = new Set((canary ? [stable, canary.profile] : [stable]).map(profileHash));
+    const agents = canary ? [stable, canary.profile] : [stable];
+    const inForce = new Set(agents.map(profileHash));
     let next = Math.max(generation, ...stored.map((r) => r.revision + 1));
-    for (const agent of canary ? [stable, canary.profile] : [stable]) {
+    for (const agent of agents) {
       if (stored.some((r) => r.hash === profileHash(agent))) continue;
       await createObject(kc, revisionObject(agent, next++, namespace), { fieldManager: FIELD_MANAGER }).catch((error: unknown) => {
         if (!isConflict(error)) throw error;
