@@ -3,8 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { profileHash, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { type KubeClient, type KubeRequest, loadKubeClient } from '@outrigger/kube';
+import { REPLACED_AT_ANNOTATION, revisionObject } from '@outrigger/sidecar';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scanAgents } from '../src/agents/agent-scan.reader.js';
 
@@ -164,6 +165,44 @@ describe('outrigger agents on a real API server', () => {
     const everywhere = JSON.parse(outrigger(['agents', '-A', '-o', 'json']).stdout) as { pods: number };
     expect(everywhere.pods).toBe(34);
     expect(outrigger(['agents', '--profile', 'nope']).stderr).toMatch(/^outrigger agents: --profile nope: no such AgentProfile in force \(in force: xxl-job\)/);
+  });
+
+  it('counts an earlier spec\'s agents the injector cannot have written: pods created after SPEC_CHANGE_LAG had passed since it was replaced', async () => {
+    // The spec the 20 outdated web pods were injected from, stored as the rbac-syncer stores it, in an install namespace of this suite's own.
+    const install = `${NS}-install`;
+    kubectl(['create', 'namespace', install]);
+    try {
+      const stored = revisionObject(referenceProfile(), 1, install);
+      kubectl(['create', '-f', '-'], JSON.stringify(stored));
+      const kc = loadKubeClient(kubeconfigPath);
+      const oldRevision = async () => {
+        const scan = await scanAgents(kc, { namespace: NS, profile: undefined, installNamespace: install });
+        return { lag: scan.specChangeLag, web: scan.rows.find((r) => r.workload.name === 'web')?.revisions.find((v) => !v.current) };
+      };
+      const markReplaced = (at: string) => kubectl(['-n', install, 'annotate', '--overwrite', 'controllerrevision', stored.metadata.name, `${REPLACED_AT_ANNOTATION}=${at}`]);
+
+      // Not marked: still in force as far as anyone knows, so every pod of it counts as injected.
+      let seen = await oldRevision();
+      expect(seen.web).toEqual({ hash: profileHash(referenceProfile()), pods: 20, current: false, known: true, notInjected: 0 });
+      expect(seen.lag).toEqual({ ms: 300_000, from: `the default SPEC_CHANGE_LAG of 5m (no Deployment ${install}/outrigger-rbac-syncer)` });
+
+      // Replaced long before these pods were created, with the lag the syncer's Deployment sets.
+      const syncer = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'outrigger-rbac-syncer', namespace: install }, spec: { selector: { matchLabels: { app: 's' } }, template: { metadata: { labels: { app: 's' } }, spec: { containers: [{ name: 'rbac-syncer', image: 's:1', env: [{ name: 'SPEC_CHANGE_LAG', value: '1m' }] }] } } } };
+      kubectl(['create', '-f', '-'], JSON.stringify(syncer));
+      markReplaced('2026-01-01T00:00:00Z');
+      seen = await oldRevision();
+      expect(seen.web).toMatchObject({ pods: 20, known: true, notInjected: 20 });
+      expect(seen.lag).toEqual({ ms: 60_000, from: `SPEC_CHANGE_LAG=1m on Deployment ${install}/outrigger-rbac-syncer` });
+      const text = outrigger(['agents', '-n', NS, '--outdated', '--install-namespace', install]);
+      expect(text.stdout).toMatch(new RegExp(`Deployment/web .*${profileHash(referenceProfile())}: 20 \\(20 not from the injector\\)`));
+      expect(text.stderr).toContain(`earlier specs' agents were judged with SPEC_CHANGE_LAG=1m on Deployment ${install}/outrigger-rbac-syncer`);
+
+      // Replaced only now: the pods were created while it was in force.
+      markReplaced(new Date().toISOString());
+      expect((await oldRevision()).web).toMatchObject({ pods: 20, known: true, notInjected: 0 });
+    } finally {
+      kubectl(['delete', 'namespace', install, '--wait=false']);
+    }
   });
 });
 

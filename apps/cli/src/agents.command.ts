@@ -10,8 +10,11 @@ export const agentsUsage = `usage: outrigger agents [-n NS | -A] [--profile NAME
 One row per workload (Deployment, StatefulSet, DaemonSet, Job, CronJob, bare pod, ...) and profile:
 how many of its live pods that opted in run the agent the profile injects today (current), one
 from an earlier spec (outdated), or none (missing), and the specs (revisions) their agents came
-from. Pods in namespaces the webhook injects in (labelled outrigger.dev/injection=enabled, not
-a system one): all of them unless -n. --outdated and --missing keep the rows with such pods.
+from. "N not from the injector": pods whose agent the injector cannot have written (not exactly
+that spec's, or created after the rbac-syncer's SPEC_CHANGE_LAG had passed since the spec was
+replaced): they keep no RBAC. Pods in namespaces the webhook injects in (labelled
+outrigger.dev/injection=enabled, not a system one): all of them unless -n. --outdated and
+--missing keep the rows with such pods.
 --install-namespace NS names where the rbac-syncer keeps earlier specs (${INSTALL_NAMES.namespace}).`;
 
 /** Flags `agents` and `rollout restart` share: which pods to look at. */
@@ -34,7 +37,7 @@ export async function agentsCommand(args: readonly string[], io: CommandIo): Pro
   const scan = await scanWithProgress(io, values);
   const rows = filterRows(scan.rows, { outdated: values.outdated === true, missing: values.missing === true });
   if (values.output === 'json') {
-    io.out(`${JSON.stringify({ profiles: scan.profiles, refused: scan.refused, pods: scan.pods, workloads: rows.map(jsonRow) }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ profiles: scan.profiles, specChangeLag: scan.specChangeLag, refused: scan.refused, pods: scan.pods, workloads: rows.map(jsonRow) }, null, 2)}\n`);
     return 0;
   }
   for (const r of scan.refused) io.err(`AgentProfile ${r.name} is refused (${r.error}): its pods are not judged\n`);
@@ -43,6 +46,7 @@ export async function agentsCommand(args: readonly string[], io: CommandIo): Pro
     return 0;
   }
   io.out(table(['NAMESPACE', 'WORKLOAD', 'PROFILE', 'PODS', 'CURRENT', 'OUTDATED', 'MISSING', 'REVISIONS'], rows.map(textRow)));
+  if (rows.some((r) => r.revisions.some((v) => v.known && v.notInjected > 0))) io.err(`earlier specs' agents were judged with ${scan.specChangeLag.from}\n`);
   return 0;
 }
 
@@ -70,7 +74,7 @@ function jsonRow(r: WorkloadAgents) {
 }
 
 function textRow(r: WorkloadAgents): string[] {
-  const revisions = r.revisions.map((v) => `${v.hash}${v.current ? ' (in force)' : v.known ? '' : ' (unknown spec)'}: ${v.pods}`).join(', ');
+  const revisions = r.revisions.map((v) => `${v.hash}${v.current ? ' (in force)' : v.known ? '' : ' (unknown spec)'}: ${v.pods}${v.known && v.notInjected > 0 ? ` (${v.notInjected} not from the injector)` : ''}`).join(', ');
   return [r.workload.namespace, workloadName(r.workload), r.profile, String(r.pods), String(r.current), String(r.outdated), String(r.missing), revisions || '-'];
 }
 

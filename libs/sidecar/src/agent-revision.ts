@@ -1,5 +1,5 @@
 import { isJsonObject, type JsonObject, objectMember, stringMember } from '@outrigger/admission';
-import { type AgentProfile, agentProfileSchema, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
+import { type AgentProfile, agentProfileSchema, MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 
 /**
  * A profile spec that injected running pods, as the rbac-syncer keeps it (a ControllerRevision
@@ -21,6 +21,37 @@ export const REPLACED_AT_ANNOTATION = 'outrigger.dev/replaced-at';
 /** The stored spec of a profile name and hash, if known. */
 export type RevisionLookup = (profile: string, hash: string) => AgentProfile | undefined;
 
+/** The stored revision of a profile name and spec hash, if any. */
+export type StoredRevision = (profile: string, hash: string) => AgentRevision | undefined;
+
+/** The rbac-syncer's setting (and its default) for how long after a spec is replaced the injector may still inject it: it has not seen the edit yet. */
+export const SPEC_CHANGE_LAG = { setting: 'SPEC_CHANGE_LAG', fallback: '5m' } as const;
+
+/**
+ * Whether a pod created at `createdMs` can have been injected from this earlier spec: only while it
+ * was in force, and for `lagMs` after. Otherwise its agent was written by whoever created the pod
+ * while the webhook was not called (`failurePolicy: Ignore`), perhaps to get a spec an admin has
+ * since tightened. An unknown creation time (NaN) is never within.
+ */
+export function injectableWhenCreated(revision: AgentRevision, createdMs: number, lagMs: number): boolean {
+  return revision.replacedAt === undefined || createdMs <= revision.replacedAt + lagMs;
+}
+
+/** The earlier specs the injector can have injected into a pod created at `createdMs`: what the rbac-syncer binds and the CLI calls verified. */
+export function specsWhenCreated(revisions: StoredRevision, createdMs: number, lagMs: number): RevisionLookup {
+  return (profile, hash) => {
+    const revision = revisions(profile, hash);
+    return revision && injectableWhenCreated(revision, createdMs, lagMs) ? revision.profile : undefined;
+  };
+}
+
+/** A pod's metadata.creationTimestamp (set by the API server) in ms; NaN when absent or unreadable. */
+export function podCreatedMs(pod: JsonObject): number {
+  const metadata = objectMember(pod, 'metadata');
+  const created = metadata && stringMember(metadata, 'creationTimestamp');
+  return created === undefined ? Number.NaN : Date.parse(created);
+}
+
 export function revisionName(profile: AgentProfile): string {
   return agentRevisionName(profile.name, profileHash(profile));
 }
@@ -28,6 +59,26 @@ export function revisionName(profile: AgentProfile): string {
 /** The name of the revision that holds profile `profile`'s spec with this hash. */
 export function agentRevisionName(profile: string, hash: string): string {
   return `${profile}-${hash}`;
+}
+
+/** A profile spec as the rbac-syncer stores it (a type, not an interface: it is written as any API object). */
+export type AgentRevisionObject = {
+  readonly apiVersion: 'apps/v1';
+  readonly kind: 'ControllerRevision';
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly labels: Readonly<Record<string, string>> };
+  readonly data: { readonly spec: AgentProfile };
+  readonly revision: number;
+};
+
+/** Its ControllerRevision (in the syncer's namespace): named after profile and hash, so writing it twice is harmless. */
+export function revisionObject(profile: AgentProfile, revision: number, namespace: string): AgentRevisionObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ControllerRevision',
+    metadata: { name: revisionName(profile), namespace, labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [PROFILE_LABEL]: profile.name } },
+    data: { spec: profile },
+    revision,
+  };
 }
 
 /** A stored ControllerRevision parsed once into a profile, or undefined when it is not a valid one (never trusted to bind otherwise). */

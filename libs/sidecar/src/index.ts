@@ -29,6 +29,20 @@ export { podAnnotations, type PodAnnotations } from './pod-annotations.js';
 export { type AgentVerdict, verifyInjectedAgent } from './verify-injected-agent.js';
 // Which agent a pod runs, against the profile in force and the specs kept as revisions (the syncer, the CLI)
 export { AGENT_STATES, agentIsBindable, agentState, type AgentState, type AgentStateName, statusHash } from './agent-state.js';
-export { agentRevisionName, type AgentRevision, parseAgentRevision, REPLACED_AT_ANNOTATION, type RevisionLookup, revisionName } from './agent-revision.js';
+export {
+  agentRevisionName,
+  type AgentRevision,
+  type AgentRevisionObject,
+  injectableWhenCreated,
+  parseAgentRevision,
+  podCreatedMs,
+  REPLACED_AT_ANNOTATION,
+  type RevisionLookup,
+  revisionName,
+  revisionObject,
+  SPEC_CHANGE_LAG,
+  specsWhenCreated,
+  type StoredRevision,
+} from './agent-revision.js';
 export { AGENT_TOKEN_SHARED_REASON, sharedAgentToken } from './token-confinement.js';
 export { canonicalQuantity } from './canonical-quantity.js';

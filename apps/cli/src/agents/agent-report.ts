@@ -18,8 +18,14 @@ export interface RevisionCount {
   readonly pods: number;
   /** The spec in force. */
   readonly current: boolean;
-  /** Kept by the rbac-syncer (its agents keep their RBAC); always true for the spec in force. */
+  /** Kept by the rbac-syncer; always true for the spec in force. */
   readonly known: boolean;
+  /**
+   * Of `pods`, those whose agent the injector cannot have written: not exactly this spec's rendering,
+   * or an earlier spec's in a pod created after SPEC_CHANGE_LAG had passed since it was replaced. They
+   * keep no RBAC; all of an unknown spec's.
+   */
+  readonly notInjected: number;
 }
 
 export const UNKNOWN_REVISION = 'unknown';
@@ -28,7 +34,7 @@ interface Tally {
   readonly workload: WorkloadRef;
   readonly profile: string;
   readonly counts: Record<AgentStateName, number>;
-  readonly revisions: Map<string, { pods: number; known: boolean }>;
+  readonly revisions: Map<string, { pods: number; known: boolean; notInjected: number }>;
 }
 
 /**
@@ -37,7 +43,11 @@ interface Tally {
  */
 export class AgentReport {
   private readonly tallies = new Map<string, Tally>();
-  constructor(private readonly inForceHashes: ReadonlyMap<string, string>) {}
+  constructor(
+    private readonly inForceHashes: ReadonlyMap<string, string>,
+    /** Whether the rbac-syncer keeps this earlier spec. */
+    private readonly stored: (profile: string, hash: string) => boolean,
+  ) {}
 
   /** Entries (workload and profile) so far. */
   get size(): number {
@@ -55,8 +65,9 @@ export class AgentReport {
     tally.counts[state.state]++;
     if (state.state === 'missing') return;
     const revision = state.state === 'current' ? (this.inForceHashes.get(profile) ?? UNKNOWN_REVISION) : (state.hash ?? UNKNOWN_REVISION);
-    const seen = tally.revisions.get(revision) ?? { pods: 0, known: state.state === 'current' || state.verified };
+    const seen = tally.revisions.get(revision) ?? { pods: 0, known: state.state === 'current' || (state.hash !== undefined && this.stored(profile, state.hash)), notInjected: 0 };
     seen.pods++;
+    if (state.state === 'outdated' && !state.verified) seen.notInjected++;
     tally.revisions.set(revision, seen);
   }
 
@@ -69,7 +80,7 @@ export class AgentReport {
         pods: t.counts.current + t.counts.outdated + t.counts.missing,
         ...t.counts,
         revisions: [...t.revisions.entries()]
-          .map(([hash, { pods, known }]) => ({ hash, pods, current: hash === this.inForceHashes.get(t.profile), known }))
+          .map(([hash, { pods, known, notInjected }]) => ({ hash, pods, current: hash === this.inForceHashes.get(t.profile), known, notInjected }))
           .sort((a, b) => Number(b.current) - Number(a.current) || b.pods - a.pods || (a.hash < b.hash ? -1 : 1)),
       }))
       .sort((a, b) => compare(workloadKey(a.workload), workloadKey(b.workload)) || compare(a.profile, b.profile));

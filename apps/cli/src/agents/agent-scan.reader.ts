@@ -1,7 +1,20 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentVariants, parseAgentProfile, profileAppliesIn, PROFILE_LABEL, profileHash } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, isJsonObject, type JsonObject, protectedNamespacesFor } from '@outrigger/admission';
-import { controllerOf, isNotFound, type KubeClient, type KubeObject, kubeJson, listPages, resourcePath } from '@outrigger/kube';
-import { type AgentState, agentState, parseAgentRevision, podAnnotations, requestedProfiles, type RevisionLookup } from '@outrigger/sidecar';
+import { INSTALL_NAMES } from '@outrigger/install';
+import { controllerOf, isNotFound, type KubeClient, type KubeObject, kubeJson, listPages, parseDuration, resourcePath } from '@outrigger/kube';
+import {
+  type AgentRevision,
+  type AgentState,
+  agentState,
+  parseAgentRevision,
+  podAnnotations,
+  podCreatedMs,
+  requestedProfiles,
+  type RevisionLookup,
+  SPEC_CHANGE_LAG,
+  specsWhenCreated,
+  type StoredRevision,
+} from '@outrigger/sidecar';
 import { UsageError } from '../command-io.js';
 import { AgentReport, type WorkloadAgents } from './agent-report.js';
 import { type ControllerLookup, type OwnerRef, resolveWorkload } from './workload-owner.js';
@@ -25,8 +38,16 @@ export interface ProfileInForce {
   readonly since: Date | undefined;
 }
 
+/** The rbac-syncer's SPEC_CHANGE_LAG, by which an earlier spec's agent counts as injected (and bound) only in pods created while it was in force or that long after. */
+export interface SpecChangeLag {
+  readonly ms: number;
+  /** What it is and where it was read (the Deployment's setting, or the default and why). */
+  readonly from: string;
+}
+
 export interface AgentScan {
   readonly profiles: readonly ProfileInForce[];
+  readonly specChangeLag: SpecChangeLag;
   /** AgentProfiles this version refuses, with why: their pods are not judged. */
   readonly refused: readonly { readonly name: string; readonly error: string }[];
   /** Live opted-in pods looked at. */
@@ -61,13 +82,14 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
   }
   const judged = inForce.filter((p) => options.profile === undefined || p.name === options.profile);
   const stored = await readRevisions(kc, options.installNamespace);
-  const lookupRevision: RevisionLookup = (profile, hash) => stored.get(`${profile} ${hash}`)?.profile;
+  const storedRevision: StoredRevision = (profile, hash) => stored.get(`${profile} ${hash}`)?.revision;
+  const specChangeLag = await readSpecChangeLag(kc, options.installNamespace);
   // The agent everyone gets: while a profile stages a change, the spec without its canary.
   const profiles = judged.map((p) => {
     const hash = profileHash(agentVariants(p).stable);
     return { name: p.name, hash, since: stored.get(`${p.name} ${hash}`)?.created };
   });
-  const report = new AgentReport(new Map(profiles.map((p) => [p.name, p.hash])));
+  const report = new AgentReport(new Map(profiles.map((p) => [p.name, p.hash])), (profile, hash) => storedRevision(profile, hash) !== undefined);
   const lookup = cachedControllerLookup(kc);
 
   let pods = 0;
@@ -82,7 +104,8 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
     const namespace = String(metadata['namespace']);
     const labels = taking.get(namespace);
     if (!labels) return;
-    const states = podStates(pod as JsonObject, inForce, judged.filter((p) => profileAppliesIn(p, labels)), lookupRevision);
+    const earlier = specsWhenCreated(storedRevision, podCreatedMs(pod as JsonObject), specChangeLag.ms);
+    const states = podStates(pod as JsonObject, inForce, judged.filter((p) => profileAppliesIn(p, labels)), earlier);
     if (states.length === 0) return;
     pods++;
     const controller = controllerOf(pod as KubeObject);
@@ -96,7 +119,7 @@ export async function scanAgents(kc: KubeClient, options: AgentScanOptions): Pro
     for (const { profile, state } of group.states) report.add(workload, profile, state);
   }
   options.onProgress?.(seen, byController.size);
-  return { profiles, refused, pods, rows: report.rows() };
+  return { profiles, specChangeLag, refused, pods, rows: report.rows() };
 }
 
 interface PodState {
@@ -127,8 +150,8 @@ async function takingPart(kc: KubeClient, installNamespace: string): Promise<Map
 }
 
 /** The stored specs by `profile hash`, with when each was stored; none when they cannot be read (outdated agents are then all unverified). */
-async function readRevisions(kc: KubeClient, namespace: string): Promise<Map<string, { profile: AgentProfile; created: Date | undefined }>> {
-  const stored = new Map<string, { profile: AgentProfile; created: Date | undefined }>();
+async function readRevisions(kc: KubeClient, namespace: string): Promise<Map<string, { revision: AgentRevision; created: Date | undefined }>> {
+  const stored = new Map<string, { revision: AgentRevision; created: Date | undefined }>();
   const list = await kubeJson<{ items?: unknown[] }>(kc, {
     path: resourcePath({ apiVersion: 'apps/v1', resource: 'controllerrevisions', namespace }),
     query: { labelSelector: PROFILE_LABEL },
@@ -139,9 +162,31 @@ async function readRevisions(kc: KubeClient, namespace: string): Promise<Map<str
   for (const obj of list.items ?? []) {
     const revision = parseAgentRevision(obj);
     const created = (obj as { metadata?: { creationTimestamp?: unknown } }).metadata?.creationTimestamp;
-    if (revision) stored.set(`${revision.profile.name} ${revision.hash}`, { profile: revision.profile, created: typeof created === 'string' ? new Date(created) : undefined });
+    if (revision) stored.set(`${revision.profile.name} ${revision.hash}`, { revision, created: typeof created === 'string' ? new Date(created) : undefined });
   }
   return stored;
+}
+
+/** SPEC_CHANGE_LAG as the rbac-syncer's Deployment sets it; its default where the Deployment sets none or is not there. */
+async function readSpecChangeLag(kc: KubeClient, namespace: string): Promise<SpecChangeLag> {
+  const name = INSTALL_NAMES.rbacSyncer;
+  const fallback = (why: string): SpecChangeLag => ({ ms: parseDuration(SPEC_CHANGE_LAG.fallback), from: `the default ${SPEC_CHANGE_LAG.setting} of ${SPEC_CHANGE_LAG.fallback} (${why})` });
+  const deployment = await kubeJson<KubeObject & { spec?: { template?: { spec?: { containers?: { env?: { name?: string; value?: string; valueFrom?: unknown }[] }[] } } } }>(kc, {
+    path: resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace, name }),
+  }).catch((error: unknown) => {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  });
+  if (!deployment) return fallback(`no Deployment ${namespace}/${name}`);
+  const setting = (deployment.spec?.template?.spec?.containers ?? []).flatMap((c) => c.env ?? []).find((e) => e.name === SPEC_CHANGE_LAG.setting);
+  if (!setting || setting.value === undefined || setting.value.trim() === '') {
+    return setting?.valueFrom !== undefined ? fallback(`Deployment ${namespace}/${name} sets ${SPEC_CHANGE_LAG.setting} from another object`) : fallback(`Deployment ${namespace}/${name} does not set ${SPEC_CHANGE_LAG.setting}`);
+  }
+  try {
+    return { ms: parseDuration(setting.value), from: `${SPEC_CHANGE_LAG.setting}=${setting.value} on Deployment ${namespace}/${name}` };
+  } catch (error) {
+    throw new Error(`Deployment ${namespace}/${name}: ${SPEC_CHANGE_LAG.setting}: ${(error as Error).message}`);
+  }
 }
 
 /** A ReplicaSet's or Job's controller, read once per object (their pods share it). */

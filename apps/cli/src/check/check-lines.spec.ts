@@ -66,7 +66,7 @@ const healthy: InstallState = {
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
   certManagerConfinement: { policies: ['outrigger-cert-manager-confinement'], bindings: [{ name: 'outrigger-cert-manager-confinement', actions: ['Deny'] }] },
   forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
-  agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], refused: [], pods: 0, rows: [] },
+  agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], specChangeLag: { ms: 300_000, from: 'the default' }, refused: [], pods: 0, rows: [] },
   readErrors: [],
 };
 
@@ -269,7 +269,7 @@ describe('checkLines: agents', () => {
     return { workload: { kind, namespace, name, apiVersion: 'apps/v1', known: true }, profile: 'xxl-job', pods: c.current + c.outdated + c.missing, ...c, revisions: [] };
   };
   const withRows = (rows: ReturnType<typeof row>[], since: Date | null = new Date(NOW.getTime() - 30 * DAY)) =>
-    checkLines({ ...healthy, agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: since ?? undefined }], refused: [], pods: rows.reduce((n, r) => n + r.pods, 0), rows } });
+    checkLines({ ...healthy, agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: since ?? undefined }], specChangeLag: { ms: 300_000, from: 'the default' }, refused: [], pods: rows.reduce((n, r) => n + r.pods, 0), rows } });
   const line = (lines: CheckLine[], check: string) => lines.find((l) => l.check === check);
 
   it('fails opted-in pods without their agent, naming up to three workloads (most first) and the count, with a fix for just their namespace', () => {

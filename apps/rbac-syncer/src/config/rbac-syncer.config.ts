@@ -1,6 +1,7 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import { INSTALL_NAMES } from '@outrigger/install';
 import { envField, leaseSettings, parseServiceEnv, serviceEnv } from '@outrigger/service';
+import { SPEC_CHANGE_LAG } from '@outrigger/sidecar';
 import { z } from 'zod';
 
 /** The largest cap: that many subjects of the longest names still fit one object in etcd (see binding-size.spec.ts). */
@@ -24,7 +25,7 @@ const schema = z.object({
    * still bound: the time the injector may take to see the edit (its watch restarts within its
    * WATCH_DEAD). Later, only a pod written by hand while the webhook was not called carries it.
    */
-  SPEC_CHANGE_LAG: envField.duration('5m'),
+  [SPEC_CHANGE_LAG.setting]: envField.duration(SPEC_CHANGE_LAG.fallback),
   /** Every profile is reconciled at least this often, events or not. */
   RESYNC: envField.duration('5m'),
   /** A watch without event or bookmark for this long is restarted. */
@@ -66,7 +67,7 @@ export const rbacSyncerConfig = registerAs('rbacSyncer', () => {
     ownNamespace: env.POD_NAMESPACE,
     graceMs: env.GRACE,
     revokedKeepMs: env.REVOKED_KEEP,
-    specChangeLagMs: env.SPEC_CHANGE_LAG,
+    specChangeLagMs: env[SPEC_CHANGE_LAG.setting],
     kubeconfig: env.KUBECONFIG,
     resyncMs: env.RESYNC,
     lease: leaseSettings(env),

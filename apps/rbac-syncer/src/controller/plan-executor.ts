@@ -1,7 +1,7 @@
 import { type AgentProfile, agentVariants, profileHash } from '@outrigger/agent-profiles';
 import { applyObject, createObject, deleteObject, type EventRecorder, inParallel, isConflict, type KubeClient, type KubeObject, mergePatchObject } from '@outrigger/kube';
-import { type AgentRevision, REPLACED_AT_ANNOTATION } from '@outrigger/sidecar';
-import { revisionObject, revisionsToPrune } from '../desired/agent-revisions.js';
+import { type AgentRevision, REPLACED_AT_ANNOTATION, revisionObject } from '@outrigger/sidecar';
+import { revisionsToPrune } from '../desired/agent-revisions.js';
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
@@ -66,9 +66,11 @@ export class PlanExecutor {
     }
     const pruned = revisionsToPrune(stored, inForce);
     for (const revision of stored) {
-      if (pruned.includes(revision) || inForce.has(revision.hash) === (revision.replacedAt === undefined)) continue;
-      const replacedAt = inForce.has(revision.hash) ? null : now.toISOString();
-      const patch = { metadata: { annotations: { [REPLACED_AT_ANNOTATION]: replacedAt } } };
+      const replaced = !inForce.has(revision.hash);
+      const markedReplaced = revision.replacedAt !== undefined;
+      if (pruned.includes(revision) || replaced === markedReplaced) continue;
+      // A rollback brings a replaced spec back into force: its mark goes.
+      const patch = { metadata: { annotations: { [REPLACED_AT_ANNOTATION]: replaced ? now.toISOString() : null } } };
       await mergePatchObject(kc, { apiVersion: 'apps/v1', kind: 'ControllerRevision', name: revision.name, namespace }, patch, { fieldManager: FIELD_MANAGER });
       metrics.writes.inc({ kind: 'ControllerRevision', verb: 'patch' });
     }

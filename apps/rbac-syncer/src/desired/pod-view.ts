@@ -1,6 +1,6 @@
 import { isJsonObject, type JsonObject } from '@outrigger/admission';
 import { type AgentProfile } from '@outrigger/agent-profiles';
-import { agentIsBindable, agentState, type AgentRevision, type AgentStateName, podAnnotations, requestedProfiles, sharedAgentToken } from '@outrigger/sidecar';
+import { agentIsBindable, agentState, type AgentStateName, podAnnotations, podCreatedMs, requestedProfiles, sharedAgentToken, specsWhenCreated, type StoredRevision } from '@outrigger/sidecar';
 import { controllerOf, type ControllerRef, KUBE_PROTOBUF_SCHEMA, sharingMessages, withoutFields } from '@outrigger/kube';
 
 /** What a pod runs of one profile it opted into (see agentState); `hash` names the earlier spec of an outdated agent. */
@@ -50,23 +50,10 @@ export const POD_PROTOBUF_SCHEMA = sharingMessages(
   ['v1.Container', 'v1.Volume'],
 );
 
-/** The stored revision of a profile name and spec hash, if any. */
-export type StoredRevision = (profile: string, hash: string) => AgentRevision | undefined;
-
 export interface EarlierSpecs {
   readonly revisions: StoredRevision;
   /** How long after a spec was replaced the injector may still inject it (it has not seen the edit yet). */
   readonly lagMs: number;
-}
-
-/**
- * Whether a pod created at `createdMs` can have been injected from this earlier spec: only while it
- * was in force, and for the lag after. Otherwise its agent was written by whoever created the pod
- * while the webhook was not called (`failurePolicy: Ignore`), perhaps to get a spec an admin has
- * since tightened.
- */
-export function injectableWhenCreated(revision: AgentRevision, createdMs: number, lagMs: number): boolean {
-  return revision.replacedAt === undefined || createdMs <= revision.replacedAt + lagMs;
 }
 
 /**
@@ -97,11 +84,7 @@ export function projectPod(
   const profiles: string[] = [];
   const sharesToken: string[] = [];
   const agents: PodAgent[] = [];
-  const createdMs = typeof metadata['creationTimestamp'] === 'string' ? Date.parse(metadata['creationTimestamp']) : Number.NaN;
-  const earlierSpec = (profile: string, hash: string) => {
-    const revision = earlier.revisions(profile, hash);
-    return revision && injectableWhenCreated(revision, createdMs, earlier.lagMs) ? revision.profile : undefined;
-  };
+  const earlierSpec = specsWhenCreated(earlier.revisions, podCreatedMs(pod), earlier.lagMs);
   for (const profile of requested.profiles) {
     const state = agentState(pod, profile, inForce, earlierSpec);
     if (binds(profile) && agentIsBindable(state)) profiles.push(profile.name);
