@@ -111,6 +111,11 @@ describe('deploy/ kustomizations', () => {
     expect(withoutLabels(shipped)).toEqual(expectedWebhook(failurePolicy));
   });
 
+  it.each(KUSTOMIZATIONS.filter((path) => path.startsWith('overlays/') || path === 'base/webhook'))('%s: the forged-agent policy fails closed, whatever the webhook\'s failurePolicy', (path) => {
+    const policy = find(path, 'ValidatingAdmissionPolicy', 'outrigger-forged-agent') as { spec?: { failurePolicy?: string } };
+    expect(policy.spec?.failurePolicy).toBe('Fail');
+  });
+
   it.each(KUSTOMIZATIONS)('%s: every container is non-root, read-only, drops ALL, has requests and limits', (path) => {
     for (const deployment of deployments(path)) {
       const pod = deployment.spec.template.spec;

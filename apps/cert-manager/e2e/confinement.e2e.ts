@@ -28,7 +28,9 @@ let tokenConfig: string;
 let asCertManager: AdmissionregistrationV1Api;
 
 const refusal = (write: Promise<unknown>) => write.then(() => 'allowed', (error: unknown) => String((error as { body?: unknown }).body ?? error));
-const jsonPatch = (body: object[]) => refusal(asCertManager.patchMutatingWebhookConfiguration({ name: configName, dryRun: 'All', body }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)));
+const jsonPatch = (body: object[], name = configName) => refusal(asCertManager.patchMutatingWebhookConfiguration({ name, dryRun: 'All', body }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)));
+// A failing-closed twin that selects no namespace (the suites beside this one create pods), to try making it fail open.
+const closedName = `${configName}-closed`;
 
 beforeAll(async () => {
   ns = await createTestNamespace(admin, 'cm-confined');
@@ -41,6 +43,9 @@ beforeAll(async () => {
   asCertManager = kubeConfigFrom(tokenConfig).makeApiClient(AdmissionregistrationV1Api);
   const webhook = buildMutatingWebhookConfiguration({ name: configName, installNamespace: ns, client: { mode: 'service', name: INSTALL_NAMES.injector }, failurePolicy: 'Ignore' });
   await admin.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({ body: structuredClone(webhook) as V1MutatingWebhookConfiguration });
+  const closed = buildMutatingWebhookConfiguration({ name: closedName, installNamespace: ns, client: { mode: 'service', name: INSTALL_NAMES.injector }, failurePolicy: 'Fail' });
+  const selectingNothing = { ...closed, webhooks: closed.webhooks.map((w) => ({ ...w, namespaceSelector: { matchLabels: { [`cm-confined-${suffix}`]: 'never' } } })) };
+  await admin.makeApiClient(AdmissionregistrationV1Api).createMutatingWebhookConfiguration({ body: structuredClone(selectingNothing) as V1MutatingWebhookConfiguration });
   kubectl(['apply', '-f', POLICY]);
   // The API server loads a new policy asynchronously.
   await poll('the confinement to refuse a changed failurePolicy', async () => ((await jsonPatch([{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])) === 'allowed' ? undefined : true));
@@ -48,7 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   kubectl(['delete', '--ignore-not-found', '-f', POLICY]);
-  kubectl(['delete', '--ignore-not-found', 'mutatingwebhookconfiguration', configName]);
+  kubectl(['delete', '--ignore-not-found', 'mutatingwebhookconfiguration', configName, closedName]);
   kubectl(['delete', '--ignore-not-found', 'clusterrolebinding,clusterrole', roleName]);
 });
 
@@ -77,6 +82,10 @@ describe('the cert-manager confinement on a real kube-apiserver', () => {
       [{ op: 'add', path: '/metadata/labels', value: { claimed: 'true' } }],
     ]) {
       expect(await jsonPatch(patch), JSON.stringify(patch)).toContain(refused);
+    }
+    // Fail open: a webhook that fails closed may not be made to ignore its failures, nor to skip every pod.
+    for (const patch of [[{ op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Ignore' }], [{ op: 'replace', path: '/webhooks/0/matchConditions', value: [{ name: 'never', expression: 'false' }] }]]) {
+      expect(await jsonPatch(patch, closedName), JSON.stringify(patch)).toContain(refused);
     }
   });
 

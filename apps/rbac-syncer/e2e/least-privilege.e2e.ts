@@ -114,7 +114,34 @@ describe('rbac-syncer with least privilege', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     expect(await refusal(aggregated)).toContain('confinement: a profile role holds no wildcard');
+    for (const rule of [
+      { apiGroups: [''], resources: ['pods'], verbs: ['escalate'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: ['bind'] },
+      { apiGroups: [''], resources: ['users', 'serviceaccounts'], verbs: ['impersonate'] },
+      { nonResourceURLs: ['/metrics'], verbs: ['get'] },
+    ]) {
+      const widened = asSyncer.patchClusterRole({ name: 'xxl-agent-exec', dryRun: 'All', body: { rules: [rule] } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      expect(await refusal(widened), JSON.stringify(rule)).toContain('confinement: a profile role holds no wildcard');
+    }
+    // Not labelled as its own: neither a new role nor a new binding.
+    const unlabelled = asSyncer.createClusterRole({ dryRun: 'All', body: { metadata: { name: 'not-ours' }, rules: [] } });
+    expect(await refusal(unlabelled)).toContain('may write only RBAC objects labelled app.kubernetes.io/managed-by=outrigger-rbac-syncer; CREATE of clusterroles not-ours is refused');
     const create = (body: V1ClusterRoleBinding) => refusal(asSyncer.createClusterRoleBinding({ body, dryRun: 'All' }));
+    expect(await create({ ...binding('bare.shop', 'xxl-agent-exec', 'shop', [serviceAccount('shop')]), metadata: { name: 'bare.shop' } })).toContain('may write only RBAC objects labelled');
+    // Built-in roles: RBAC refuses those whose rights the syncer lacks (it may `bind` any name), the policy the rest.
+    const builtIn = /confinement: a binding names a profile's ClusterRole, never one of cluster-admin|is attempting to grant RBAC permissions not currently held/;
+    for (const role of ['cluster-admin', 'admin', 'edit', 'view', 'system:aggregate-to-edit']) {
+      expect(await create(binding(`builtin.${role}`.replace(':', '-'), role, 'shop', [serviceAccount('shop')])), role).toMatch(builtIn);
+    }
+    // A RoleBinding (RoleBinding profiles, whose overlay grants the syncer rolebindings) holds only its own namespace's ServiceAccounts, and no built-in role either.
+    kubectl(adminConfig, ['create', 'clusterrole', 'least-rolebindings', '--verb=create', '--resource=rolebindings.rbac.authorization.k8s.io']);
+    kubectl(adminConfig, ['create', 'clusterrolebinding', 'least-rolebindings', '--clusterrole=least-rolebindings', `--serviceaccount=${NAMESPACE}:${SA_NAME}`]);
+    const roleBinding = (roleRef: string, subjectNamespace: string) =>
+      refusal(asSyncer.createNamespacedRoleBinding({ namespace: 'default', dryRun: 'All', body: { metadata: { name: `rb-${roleRef}`, labels: ours }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleRef }, subjects: [serviceAccount(subjectNamespace)] } }));
+    await eventually(() => roleBinding('xxl-agent-exec', 'default'), (outcome) => outcome === 'allowed', 'the rolebindings grant in force');
+    expect(await roleBinding('xxl-agent-exec', 'pay')).toContain('confinement: a binding holds only ServiceAccounts of the namespace it is for');
+    expect(await roleBinding('cluster-admin', 'default')).toMatch(builtIn);
+    kubectl(adminConfig, ['delete', 'clusterrolebinding,clusterrole', 'least-rolebindings']);
     expect(await create(binding('copy.shop', SA_NAME, 'shop', [serviceAccount('shop')]))).toContain(`confinement: a binding names a profile's ClusterRole, never one of cluster-admin`);
     expect(await create(binding('everyone.shop', 'xxl-agent-exec', 'shop', [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }]))).toContain('confinement: a binding holds only ServiceAccounts of the namespace it is for');
     expect(await create(binding('self.shop', 'xxl-agent-exec', NAMESPACE, [serviceAccount(NAMESPACE, SA_NAME)]))).toContain('confinement: a binding holds only ServiceAccounts');

@@ -6,7 +6,7 @@ import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } fr
 import { MANAGED_BY_VALUE, referenceProfile, REVOKED_ANNOTATION, REVOKED_UNTIL_ANNOTATION } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPod, deleteAllPods, eventually, execAs, LABELS, PAST_ADMISSION, startSyncer, writeProfileFile } from './support.js';
+import { connectAs, createPod, deleteAllPods, eventually, execAs, LABELS, PAST_ADMISSION, startSyncer, writeProfileFile } from './support.js';
 
 // The API server authorizes a request before its admission: an exec authorized just before the
 // syncer removed its ServiceAccount meets the exec guard just after. The syncer therefore lists a
@@ -45,17 +45,23 @@ async function tenantWithOwnGrant(prefix: string) {
   const agentPod = await createPod(kc, tenant);
   const user = `system:serviceaccount:${tenant}:default`;
   await rbac.createClusterRoleBinding({ body: { metadata: { name: `${OTHER_GRANT}-${tenant}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OTHER_GRANT }, subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: tenant }] } });
+  const neighbour = await createPod(kc, tenant, 'default', false);
   return {
     tenant,
     binding: () => rbac.readClusterRoleBinding({ name: `${BINDING}.${tenant}` }).catch(() => undefined),
     exec: () => execAs(user, victims, victim, agentPod),
+    /** `attach` or `portforward` from the agent's pod into the other namespace's pod, a neighbour, or its own pod. */
+    connect: (subresource: 'attach' | 'portforward', into: 'victim' | 'neighbour' | 'own') =>
+      connectAs(user, into === 'victim' ? victims : tenant, into === 'victim' ? victim : into === 'neighbour' ? neighbour : agentPod, subresource, agentPod),
+    victim: `${victims}/${victim}`,
+    neighbour: `${tenant}/${neighbour}`,
     refused: (held: 'holds' | 'held until a moment ago') => `outrigger exec guard: ${user} ${held} an agent role through ClusterRoleBinding ${BINDING}.${tenant}, which reaches only pods of its own namespace ${tenant}`,
   };
 }
 
 beforeAll(async () => {
   own = await createTestNamespace(kc, 'revoke-sys');
-  await rbac.createClusterRole({ body: { metadata: { name: OTHER_GRANT }, rules: [{ apiGroups: [''], resources: ['pods/exec'], verbs: ['create', 'get'] }, { apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+  await rbac.createClusterRole({ body: { metadata: { name: OTHER_GRANT }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: ['create', 'get'] }, { apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
   syncer = await startRevocationSyncer(BINDING);
 });
 
@@ -134,5 +140,18 @@ describe('revoking an agent\'s binding', () => {
     const rebound = await eventually(t.binding, (b) => b?.roleRef.name === RENAMED && (b.subjects ?? []).length === 1, 'bound to the new role after REVOKED_KEEP', 60_000);
     expect(rebound?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'default', namespace: t.tenant }]);
     expect(await t.exec()).toContain(t.refused('holds'));
+  });
+});
+
+describe('the exec guard on attach and port-forward', () => {
+  it('refuses a bound ServiceAccount attach and port-forward into another namespace and into a neighbour, as exec, and admits them into its own pod', async () => {
+    const t = await tenantWithOwnGrant('connect');
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'the guard refusing the bound ServiceAccount');
+    for (const subresource of ['attach', 'portforward'] as const) {
+      expect(await t.connect(subresource, 'victim')).toContain(`${t.refused('holds')}; ${subresource} into ${t.victim} is refused`);
+      expect(await t.connect(subresource, 'neighbour')).toMatch(new RegExp(`outrigger exec guard: .* which reaches only the pod its token was issued to .*; ${subresource} into ${t.neighbour} is refused`));
+      // Its own grant lets it that far; only the missing node stops it.
+      expect(await t.connect(subresource, 'own')).toMatch(PAST_ADMISSION);
+    }
   });
 });

@@ -60,6 +60,23 @@ export function execAs(user: string, namespace: string, pod: string, fromPod?: s
   return kubectlExec(['--kubeconfig', inject('controlPlane').kubeconfigPath, `--as=${user}`, ...extra], namespace, pod);
 }
 
+/**
+ * An `attach` or `portforward` request as `user` (impersonated; `fromPod` as in execAs), sent as
+ * kubectl sends it before upgrading the stream: its outcome. kubectl attach and port-forward wait
+ * for a running pod first, and none runs on this bare control plane; the API server authorizes and
+ * admits the request before it looks for the pod's node ("does not have a host assigned").
+ */
+export function connectAs(user: string, namespace: string, pod: string, subresource: 'attach' | 'portforward', fromPod?: string): Promise<string> {
+  const { binDir, kubeconfigPath } = inject('controlPlane');
+  const extra = fromPod === undefined ? [] : [`--as-user-extra=${POD_NAME_EXTRA}=${fromPod}`];
+  const query = subresource === 'attach' ? 'container=app&stdout=true' : 'ports=8080';
+  const path = `/api/v1/namespaces/${namespace}/pods/${pod}/${subresource}?${query}`;
+  return new Promise((done) => {
+    const child = execFile(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfigPath, `--as=${user}`, ...extra, 'create', '--raw', path, '-f', '-'], (error, stdout, stderr) => done(`${error ? 'failed' : 'ok'}: ${stderr}${stdout}`.trim()));
+    child.stdin?.end();
+  });
+}
+
 /** `kubectl exec` into `target` with a real token of `serviceAccount` (TokenRequest API), bound to pod `boundTo` (a pod of its namespace) or to nothing. */
 export async function execWithToken(kc: KubeConfig, dir: string, namespace: string, serviceAccount: string, target: string, boundTo?: string): Promise<string> {
   const file = await writeTokenKubeconfig(kc, join(dir, `token-${randomBytes(3).toString('hex')}.kubeconfig`), namespace, serviceAccount, boundTo);
