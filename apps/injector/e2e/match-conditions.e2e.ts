@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type V1Container, type V1Pod } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { join } from 'node:path';
-import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { agentProfileObject, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { createTestNamespace, DEPLOY_DIR, kubeConfigFrom, poll, repoRoot, suiteKubectl } from '@outrigger/control-plane';
 import { FORGED_AGENT_POLICY_FILE, forgedAgentBinding, forgedAgentPolicy } from '@outrigger/install';
 import { classifyApiError } from '@outrigger/kube';
@@ -99,6 +99,24 @@ describe('the marked-pods match condition and the forged-agent policy on a real 
     expect(optedOutAgent).toMatchObject({ calls: 1, refused: expect.stringContaining(`container ${AGENT} has the name of the profile's agent but is not it`) });
     // Any profile's prefix, known to the injector or not: the condition does not list prefixes.
     expect(await create(namespace, pod({ 'new-agent.example.com/enable': 'true' }))).toEqual({ calls: 1, containers: ['app'] });
+  });
+
+  it('refuses the agent name of every AgentProfile, each named, one evaluation per profile', async () => {
+    const suffix = randomBytes(3).toString('hex');
+    const { rbac: _rbac, ...reference } = referenceProfile();
+    const second = { ...reference, name: `second-${suffix}`, annotationPrefix: `second-${suffix}.example.com/`, container: { ...reference.container, name: `second-agent-${suffix}` } };
+    kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify(agentProfileObject(second)));
+    try {
+      const namespace = await createTestNamespace(kc, 'marked-second', enabled);
+      const secondAgent = { name: second.container.name, image: 'registry.example/agent:1' };
+      // The API server picks up a new parameter object asynchronously.
+      const refused = await poll('the policy to judge the second profile', async () => (await create(namespace, pod({}, [APP, secondAgent]))).refused);
+      expect(refused).toContain(`profile ${second.name}: the pod has a container named ${second.container.name}, the name of the profile's agent, and does not opt in`);
+      expect((await create(namespace, pod({}, [APP, { name: AGENT, image: 'registry.example/agent:1' }]))).refused).toContain(`profile ${referenceProfile().name}: the pod has a container named ${AGENT}`);
+      expect(await create(namespace, pod({}))).toEqual({ calls: 0, containers: ['app'] });
+    } finally {
+      kubectl(['delete', '--ignore-not-found', 'agentprofiles', second.name]);
+    }
   });
 
   it('judges nothing in a namespace not labelled for injection', async () => {

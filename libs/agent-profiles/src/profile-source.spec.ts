@@ -39,3 +39,38 @@ describe('ProfileSource', () => {
     expect(source.inForce().map((p) => p.profile.name)).toEqual(['a']);
   });
 });
+
+describe('ProfileSource warnings', () => {
+  // A profile an operator should hear about: an escalation it opts into, in a rule that reaches every namespace.
+  const reference = agentProfileObject(referenceProfile()).spec;
+  const loud = { ...reference, rbac: { clusterRole: 'r', binding: { kind: 'ClusterRoleBinding', name: 'r' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }], dangerouslyAllowEscalation: ['secrets-read'] } };
+  const warnings = (lines: string[]) => lines.filter((l) => l.startsWith('warn '));
+
+  it('from objects: warns of each escalation grant and cluster-wide rule when the generation comes into force, once', () => {
+    const logger = log();
+    const source = new ProfileSource(logger);
+    source.fromObjects([entry(loud, 1)]);
+    expect(source.inForce().map((p) => p.generation)).toEqual([1]);
+    const first = warnings(logger.lines);
+    expect(first.some((l) => l.includes('secrets-read'))).toBe(true);
+    expect(first.some((l) => l.includes('rbac.rules[0] (get on secrets) applies in every namespace'))).toBe(true);
+    source.fromObjects([entry(loud, 1)]);
+    expect(warnings(logger.lines)).toEqual(first);
+    // The reference profile says nothing.
+    const quiet = log();
+    new ProfileSource(quiet).fromObjects([entry(reference, 1)]);
+    expect(warnings(quiet.lines)).toEqual([]);
+  });
+
+  it('from a file: warns when the file brings the profile, not again for the same file', () => {
+    const logger = log();
+    const source = new ProfileSource(logger);
+    const text = `apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: a }\nspec: ${JSON.stringify(loud)}\n`;
+    expect(source.fromFile(text).ok).toBe(true);
+    const first = warnings(logger.lines);
+    expect(first.some((l) => l.includes('secrets-read'))).toBe(true);
+    source.fromFile(text);
+    expect(warnings(logger.lines)).toEqual(first);
+  });
+});
+
