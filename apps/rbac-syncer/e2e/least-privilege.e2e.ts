@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1ClusterRoleBinding, type RbacV1Subject } from '@kubernetes/client-node';
 import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
+import { INSTALL_NAMES, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { createTestNamespace, freePort, kubeConfigFrom, startApp, type ManagedProcess, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { bindingSubjects, createPod, deleteAllPods, eventually, installExecGuard, LABELS, sa } from './support.js';
@@ -133,6 +134,23 @@ describe('rbac-syncer with least privilege', () => {
     for (const role of ['cluster-admin', 'admin', 'edit', 'view', 'system:aggregate-to-edit']) {
       expect(await create(binding(`builtin.${role}`.replace(':', '-'), role, 'shop', [serviceAccount('shop')])), role).toMatch(builtIn);
     }
+    // Even where an admin's overlay lets the syncer `bind` them, the policy alone refuses the built-in
+    // roles, the syncer's own and the Helm hook's (present only while `helm uninstall` runs).
+    const hookRules = rbacRules(uninstallHookPermissions(NAMESPACE).filter((p) => p.namespace === undefined));
+    const grantFile = join(dir, 'bind-grant.json');
+    writeFileSync(grantFile, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: INSTALL_NAMES.uninstallHook }, rules: hookRules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'least-bind-grant' }, rules: [{ apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], resourceNames: [INSTALL_NAMES.uninstallHook, SA_NAME, 'cluster-admin'], verbs: ['bind'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'least-bind-grant' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'least-bind-grant' }, subjects: [{ kind: 'ServiceAccount', name: SA_NAME, namespace: NAMESPACE }] },
+    ] }));
+    kubectl(adminConfig, ['apply', '-f', grantFile]);
+    const byPolicy = `confinement: a binding names a profile's ClusterRole, never one of cluster-admin`;
+    for (const role of [INSTALL_NAMES.uninstallHook, SA_NAME, 'cluster-admin']) {
+      // RBAC's refusal (rights not held) turns into the policy's once the grant is in force.
+      await eventually(() => create(binding(`granted.${role}`, role, 'shop', [serviceAccount('shop')])), (outcome) => outcome.includes(byPolicy), `the policy refusing a binding of ${role} the syncer may bind`);
+    }
+    kubectl(adminConfig, ['delete', 'clusterrolebinding,clusterrole', 'least-bind-grant']);
+    kubectl(adminConfig, ['delete', 'clusterrole', INSTALL_NAMES.uninstallHook]);
     // A RoleBinding (RoleBinding profiles, whose overlay grants the syncer rolebindings) holds only its own namespace's ServiceAccounts, and no built-in role either.
     kubectl(adminConfig, ['create', 'clusterrole', 'least-rolebindings', '--verb=create', '--resource=rolebindings.rbac.authorization.k8s.io']);
     kubectl(adminConfig, ['create', 'clusterrolebinding', 'least-rolebindings', '--clusterrole=least-rolebindings', `--serviceaccount=${NAMESPACE}:${SA_NAME}`]);
