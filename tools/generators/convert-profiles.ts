@@ -6,7 +6,7 @@ import { convertProfilesFile } from '@outrigger/agent-profiles';
 
 const [file] = process.argv.slice(2);
 if (!file) {
-  process.stderr.write('usage: npm run convert-profiles -- <profiles file>\n');
+  process.stderr.write('usage: npm run -s convert-profiles -- <profiles file> > profiles.yaml\n');
   process.exit(2);
 }
 const converted = convertProfilesFile(readFileSync(file === '-' ? 0 : file, 'utf8'));

@@ -82,7 +82,7 @@ export function parseAgentProfileDocuments(yamlText: string): Result<AgentProfil
     }
     if (raw === null || raw === undefined) return; // an empty document, e.g. after a trailing ---
     if (isJsonObject(raw) && raw['profiles'] !== undefined && raw['kind'] === undefined) {
-      problems.push(`${where}: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run convert-profiles -- <file>`);
+      problems.push(`${where}: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run -s convert-profiles -- <file> > profiles.yaml`);
       return;
     }
     if (isJsonObject(raw) && typeof raw['kind'] === 'string' && raw['kind'].endsWith('List') && Array.isArray(raw['items'])) {

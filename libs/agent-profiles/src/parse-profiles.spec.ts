@@ -196,7 +196,7 @@ describe('parseProfiles', () => {
     ['another kind', 'apiVersion: v1\nkind: ConfigMap\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['a list at the top', '- name: x\n', /^document: must be apiVersion outrigger.dev\/v1alpha1, kind AgentProfile$/],
     ['no spec', 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: x }\n', /^AgentProfile x: spec: is required$/],
-    ['the former format', loadTextFixture('profiles/legacy/tracing.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run convert-profiles -- <file>$/],
+    ['the former format', loadTextFixture('profiles/legacy/tracing.yaml'), /^document: the "profiles:" list format was replaced by AgentProfile objects; convert it with: npm run -s convert-profiles -- <file> > profiles.yaml$/],
   ])('reports a file that is unusable: %s', (_name, text, message) => {
     expect(errorFor(text)).toMatch(message);
   });
