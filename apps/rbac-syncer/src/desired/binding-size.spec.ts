@@ -1,9 +1,9 @@
 import { referenceProfile } from '@outrigger/agent-profiles';
 import { describe, expect, it } from 'vitest';
 import { MAX_SUBJECTS_CEILING } from '../config/rbac-syncer.config.js';
-import { REVOKED_LIST_MAX_CHARS } from '../plan/plan-profile.js';
+import { listedChars, REVOKED_LIST_MAX_CHARS } from '../plan/plan-profile.js';
 import { bindingIn } from './rbac-objects.js';
-import { type RevokedSubject, subjectKey } from './subjects.js';
+import type { RevokedSubject } from './subjects.js';
 
 // etcd refuses a request over 1.5 MiB by default (--max-request-bytes); the API server stores the object as protobuf, smaller than JSON.
 const ETCD_REQUEST_LIMIT = 1.5 * 1024 * 1024;
@@ -19,7 +19,7 @@ describe('one namespace binding at the cap', () => {
     const revoked: RevokedSubject[] = [];
     for (let i = 0, room = REVOKED_LIST_MAX_CHARS; ; i++) {
       const entry = { kind: 'ServiceAccount' as const, namespace, name: `r${i}-${'r'.repeat(253 - String(i).length - 2)}`, untilMs };
-      room -= subjectKey(entry).length + String(untilMs).length + 2;
+      room -= listedChars(entry);
       if (room < 0) break;
       revoked.push(entry);
     }

@@ -306,7 +306,7 @@ function listRemoved(binding: ObservedBinding, removed: readonly SaSubject[], bo
 }
 
 /** What an entry takes of the annotations: its name and its date, each with a separator. */
-function listedChars(entry: RevokedSubject): number {
+export function listedChars(entry: RevokedSubject): number {
   return subjectKey(entry).length + String(entry.untilMs).length + 2;
 }
 
