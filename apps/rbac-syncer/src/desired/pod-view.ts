@@ -95,12 +95,13 @@ export function projectPod(
   }
   const sa = spec['serviceAccountName'];
   const owner = agents.some((a) => a.state === 'missing') ? controllerOf({ metadata }) : undefined;
+  // Sorted copies sized to their contents: an array grown by push keeps spare room, and views live as long as their pods.
   return {
     namespace,
     serviceAccount: typeof sa === 'string' && sa !== '' ? sa : 'default',
-    profiles: profiles.sort(),
-    sharesToken: sharesToken.sort(),
-    agents: agents.sort((a, b) => (a.profile < b.profile ? -1 : 1)),
+    profiles: profiles.toSorted(),
+    sharesToken: sharesToken.toSorted(),
+    agents: agents.toSorted((a, b) => (a.profile < b.profile ? -1 : 1)),
     ...(owner ? { owner } : {}),
     deleting: typeof metadata['deletionTimestamp'] === 'string',
   };
