@@ -466,7 +466,7 @@ async function churn(config: SyncerConfig, names: readonly string[], churnNames:
   );
   console.log(`  … from the request, with the API server's queue: p50 ${quantile(fromRequest, 0.5).toFixed(0)} ms, p99 ${quantile(fromRequest, 0.99).toFixed(0)} ms`);
   console.log(
-    `  binding writes seen by a watch: ${watchedWrites} = ${(watchedWrites / Math.max(1, changes)).toFixed(2)}× the subject-set changes, ${(watchedWrites / Math.max(1, podEvents)).toFixed(3)}× the pod events   (target ≤ 1× the changes; syncer's own counter since start ${metricWrites})`,
+    `  binding writes seen by a watch: ${watchedWrites} = ${(watchedWrites / Math.max(1, changes)).toFixed(2)}× the subject-set changes, ${(watchedWrites / Math.max(1, podEvents)).toFixed(3)}× the pod events   (target ≤ 1× the changes; syncer's own counter since start ${metricWrites}, and ${bindingWrites(metrics, 'outrigger_rbac_syncer_stale_writes_total')} not made because the binding had changed since its watch showed it)`,
   );
   console.log(`  the syncer's own share: ${reconcileTimes(metrics)}`);
   console.log(`  CPU during the churn, % of one core: ${cpuShares.join(', ')}`);
@@ -668,8 +668,8 @@ async function boundSubjects(rbac: RbacAuthorizationV1Api): Promise<number> {
   return (list?.items ?? []).reduce((sum, b) => sum + (b.subjects?.length ?? 0), 0);
 }
 
-function bindingWrites(metrics: string): number {
-  return parseSamples(metrics, ['outrigger_rbac_syncer_api_writes_total'])
+function bindingWrites(metrics: string, metric = 'outrigger_rbac_syncer_api_writes_total'): number {
+  return parseSamples(metrics, [metric])
     .filter((s) => s.labels['kind'] === 'ClusterRoleBinding')
     .reduce((sum, s) => sum + s.value, 0);
 }

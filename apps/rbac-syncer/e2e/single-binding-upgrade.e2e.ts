@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL, referenceProfile } from '@outrigger/agent-profiles';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, PROFILE_LABEL, referenceProfile, REVOKED_ANNOTATION } from '@outrigger/agent-profiles';
 import { createTestNamespace, freePort, kubeConfigFrom, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPod, deleteAllPods, eventually, LABELS, metric, sa, startSyncer, writeProfiles } from './support.js';
@@ -22,12 +22,15 @@ const syncers: ManagedProcess[] = [];
 let foreign: string | undefined;
 
 /** Every ServiceAccount bound by this suite's bindings, the earlier version's and the per-namespace ones. */
-async function boundAnywhere(): Promise<{ single: string[] | undefined; perNamespace: Map<string, string[]> }> {
+async function boundAnywhere(): Promise<{ single: string[] | undefined; perNamespace: Map<string, string[]>; listing: number }> {
   const list = await rbac.listClusterRoleBinding({ labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` });
   const subjects = (b: (typeof list.items)[number]) => (b.subjects ?? []).map((s) => sa(s.namespace ?? '', s.name));
   const single = list.items.find((b) => b.metadata?.name === BINDING);
-  const perNamespace = new Map(list.items.filter((b) => b.metadata?.name?.startsWith(`${BINDING}.`)).map((b) => [b.metadata?.name ?? '', subjects(b)]));
-  return { single: single ? subjects(single) : undefined, perNamespace };
+  const ours = list.items.filter((b) => b.metadata?.name?.startsWith(`${BINDING}.`));
+  const perNamespace = new Map(ours.map((b) => [b.metadata?.name ?? '', subjects(b)]));
+  // Bindings still listing revoked ServiceAccounts for the exec guard: each is written again when its list runs out.
+  const listing = [...ours, ...(single ? [single] : [])].filter((b) => b.metadata?.annotations?.[REVOKED_ANNOTATION] !== undefined).length;
+  return { single: single ? subjects(single) : undefined, perNamespace, listing };
 }
 
 /** The binding an earlier version wrote: every namespace's ServiceAccounts, `[namespace, name]`, in one. */
@@ -115,8 +118,9 @@ describe('rbac-syncer upgraded from one binding for every namespace', () => {
     await deleteAllPods(kc, free);
     await eventually(boundAnywhere, ({ single, perNamespace }) => !(perNamespace.get(`${BINDING}.${free}`) ?? []).includes(sa(free)) && single?.join() === sa(taken), 'the free ServiceAccount revoked everywhere');
 
-    // Then nothing changes for five seconds (after two for the last change's echoes): the whole
-    // profile is not planned over and over.
+    // Then, once the lists of those revoked have run out, nothing changes for five seconds (after
+    // two for the last change's echoes): the whole profile is not planned over and over.
+    await eventually(boundAnywhere, ({ listing }) => listing === 0, 'the revoked lists run out');
     await new Promise((r) => setTimeout(r, 2_000));
     const before = (await profilePlans(port)) ?? 0;
     await new Promise((r) => setTimeout(r, 5_000));

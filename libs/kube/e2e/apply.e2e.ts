@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
 import { describe, expect, inject, it } from 'vitest';
-import { applyObject, classifyApiError, jsonPatchGuarded, jsonPointer, readObject, type KubeObject, loadKubeClient } from '../src/index.js';
+import { applyObject, classifyApiError, deleteObject, jsonPatchGuarded, jsonPointer, readObject, type KubeObject, loadKubeClient } from '../src/index.js';
 
 interface ConfigMap extends KubeObject {
   readonly data?: Record<string, string>;
@@ -48,6 +48,21 @@ describe('applyObject (server-side apply)', () => {
     expect(classifyApiError(error).message).toContain('conflict');
     const forced = await applyObject<ConfigMap>(client, configMap(namespace, { shared: 'ours' }), { fieldManager: 'outrigger-test', force: true });
     expect(forced.data).toEqual({ shared: 'ours' });
+  });
+
+  it('takes a resourceVersion in the applied object, and one given to deleteObject, as preconditions: a changed object is left as it is', async () => {
+    const namespace = await createTestNamespace(kc, 'apply-version');
+    const seen = await applyObject<ConfigMap>(client, configMap(namespace, { a: '1' }), { fieldManager: 'outrigger-test' });
+    const version = seen.metadata?.resourceVersion ?? '';
+    const current = await applyObject<ConfigMap>(client, configMap(namespace, { a: '2' }), { fieldManager: 'outrigger-test' });
+    const over = (data: Record<string, string>) => ({ ...configMap(namespace, data), metadata: { ...configMap(namespace, data).metadata, resourceVersion: version } });
+    const stale = await applyObject(client, over({ a: 'stale' }), { fieldManager: 'outrigger-test', force: true }).catch((e: unknown) => e);
+    expect(classifyApiError(stale)).toMatchObject({ kind: 'conflict', code: 409 });
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'settings', namespace };
+    expect(classifyApiError(await deleteObject(client, ref, { resourceVersion: version }).catch((e: unknown) => e))).toMatchObject({ kind: 'conflict', code: 409 });
+    expect((await readObject<ConfigMap>(client, ref))?.data).toEqual({ a: '2' });
+    expect(await deleteObject(client, ref, { resourceVersion: current.metadata?.resourceVersion })).toBe(true);
+    expect(await readObject(client, ref)).toBeUndefined();
   });
 
   it('applies cluster-scoped objects of other API groups', async () => {

@@ -140,9 +140,11 @@ export async function readObject<T extends KubeObject = KubeObject>(
 }
 
 /** Deletes the object; true if it was there, false if it was already gone. */
-export async function deleteObject(kc: KubeClient, ref: ObjectRef, options: { readonly timeoutMs?: number } = {}): Promise<boolean> {
+export async function deleteObject(kc: KubeClient, ref: ObjectRef, options: { readonly timeoutMs?: number; readonly resourceVersion?: string } = {}): Promise<boolean> {
+  // A precondition: a version other than the one given fails with 409 Conflict and deletes nothing.
+  const body = options.resourceVersion === undefined ? undefined : { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: options.resourceVersion } };
   try {
-    await kubeJson(kc, { method: 'DELETE', path: await objectPath(kc, ref), timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    await kubeJson(kc, { method: 'DELETE', path: await objectPath(kc, ref), timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, body });
     return true;
   } catch (error) {
     if (classifyApiError(error).kind === 'notFound') return false;

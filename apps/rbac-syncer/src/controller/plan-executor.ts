@@ -92,14 +92,16 @@ export class PlanExecutor {
     for (const types of steps) {
       const actions = plan.actions.filter((a) => types.includes(a.type));
       await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
-        if ((await this.perform(profile, action, plan)) === 'notOurs') notOurs.push(action);
-        else wrote++;
+        const done = await this.perform(profile, action, plan);
+        if (done === 'notOurs') notOurs.push(action);
+        else if (done === 'done') wrote++;
       });
     }
     return { wrote, notOurs };
   }
 
-  private async perform(profile: string, action: PlanAction, plan: Actions): Promise<'done' | 'notOurs'> {
+  /** 'stale': the object changed since the watch showed it; the watch shows the change and queues it again, so it is planned anew, not written over. */
+  private async perform(profile: string, action: PlanAction, plan: Actions): Promise<'done' | 'notOurs' | 'stale'> {
     const { kc, metrics, log } = this.deps;
     switch (action.type) {
       case 'createClusterRole':
@@ -108,6 +110,7 @@ export class PlanExecutor {
         const create = action.type === 'createClusterRole';
         // Server-side apply even to create: the API server checks `escalate` against the name in the URL, which a POST has not.
         const stored = await this.write(object, create ? 'claim' : 'apply');
+        if (stored === 'stale') return 'stale';
         if (!stored) return 'notOurs';
         metrics.writes.inc({ kind: 'ClusterRole', verb: create ? 'create' : 'apply' });
         const why = create ? 'created from the profile' : 'rules drifted from the profile; repaired';
@@ -116,12 +119,15 @@ export class PlanExecutor {
         return 'done';
       }
       case 'writeBinding': {
-        const stored = await this.write(action.object as unknown as KubeObject, action.create ? 'create' : 'apply');
+        const object = action.object as unknown as KubeObject;
+        const create = action.binding === undefined;
+        const stored = create ? await this.write(object, 'create') : await this.applyOver(object, action.binding.resourceVersion);
+        if (stored === 'stale') return 'stale';
         if (!stored) return 'notOurs';
-        metrics.writes.inc({ kind: action.object.kind, verb: action.create ? 'create' : 'apply' });
+        metrics.writes.inc({ kind: action.object.kind, verb: create ? 'create' : 'apply' });
         const { added, removed } = writeDiff(action);
         const parts = [
-          ...(action.create ? ['created'] : []),
+          ...(create ? ['created'] : []),
           ...(added.length ? [`added ${added.map(subjectKey).join(', ')} (agents injected in a labelled namespace)`] : []),
           ...(removed.length ? [`removed ${removed.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'not wanted'})`).join(', ')}`] : []),
         ];
@@ -134,24 +140,29 @@ export class PlanExecutor {
         log.log(message);
         // A new binding is its own record; an Event for each would double a cold start's writes (one binding per namespace).
         const { name, namespace } = action.object.metadata;
-        if (!action.create) void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
+        if (!create) void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name, namespace, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
         return 'done';
       }
       case 'shrinkBinding': {
-        const stored = await this.write(action.object as unknown as KubeObject, 'apply');
+        const stored = await this.applyOver(action.object as unknown as KubeObject, action.binding.resourceVersion);
+        if (stored === 'stale') return 'stale';
         metrics.writes.inc({ kind: action.object.kind, verb: 'apply' });
         const kept = new Set(action.object.subjects.map(subjectKey));
         const gone = action.binding.subjects.filter((s) => !kept.has(subjectKey(s))).map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound in the binding of its namespace'})`);
         const held = action.object.subjects.length;
         const listed = action.object.metadata.annotations === undefined ? '' : '; those not bound elsewhere stay listed for the exec guard for REVOKED_KEEP';
-        const message = `${describeAction(action)} (of an earlier version): removed ${gone.join(', ') || 'what was edited in by hand'}${listed}; ${held > 0 ? `keeps ${held} subject(s) until their namespaces' own bindings hold them` : 'holds no one'}`;
+        const message = `${describeAction(action)} (of an earlier version): removed ${gone.join(', ') || (action.binding.untidy ? 'what was edited in by hand' : 'no one (those it listed as revoked past REVOKED_KEEP are dropped from the list)')}${listed}; ${held > 0 ? `keeps ${held} subject(s) until their namespaces' own bindings hold them` : 'holds no one'}`;
         log.log(message);
-        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name: action.object.metadata.name, uid: stored?.metadata?.uid }, 'SubjectsChanged', message);
+        void this.deps.events.normal({ apiVersion: RBAC_API_VERSION, kind: action.object.kind, name: action.object.metadata.name, uid: stored.metadata?.uid }, 'SubjectsChanged', message);
         return 'done';
       }
       case 'deleteBinding': {
-        const { kind, name, namespace } = action.binding;
-        await deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace });
+        const { kind, name, namespace, resourceVersion } = action.binding;
+        const deleted = await deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace }, { resourceVersion }).catch((error: unknown) => {
+          if (!isConflict(error)) throw error;
+          return this.stale(kind);
+        });
+        if (deleted === 'stale') return 'stale';
         metrics.writes.inc({ kind, verb: 'delete' });
         const subjects = action.binding.subjects.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound elsewhere'})`);
         log.log(`${describeAction(action)} deleted because ${action.why}${subjects.length ? `: ${subjects.join(', ')}` : ''}`);
@@ -160,12 +171,27 @@ export class PlanExecutor {
     }
   }
 
+  /** `apply` over the version of the object the watch showed (taking back fields edited by hand); 'stale' if it has changed since. */
+  private async applyOver(object: KubeObject, resourceVersion: string): Promise<KubeObject | 'stale'> {
+    const over = { ...object, metadata: { ...object.metadata, resourceVersion } };
+    // Forced, so a 409 is the version's precondition, never a conflict of field managers.
+    return applyObject(this.deps.kc, over, { fieldManager: FIELD_MANAGER, force: true }).catch((error: unknown) => {
+      if (!isConflict(error)) throw error;
+      return this.stale(object.kind ?? '');
+    });
+  }
+
+  private stale(kind: string): 'stale' {
+    this.deps.metrics.staleWrites.inc({ kind });
+    return 'stale';
+  }
+
   /**
    * `apply` an object the watch shows as ours (taking back fields edited by hand); `create` (POST)
    * or `claim` (apply without force) a new one, which fail with 409 rather than take over an object
-   * of that name that is not ours: undefined then.
+   * of that name that is not ours: undefined then, 'stale' when it is the one we created a moment ago.
    */
-  private async write(object: KubeObject, mode: 'create' | 'claim' | 'apply'): Promise<KubeObject | undefined> {
+  private async write(object: KubeObject, mode: 'create' | 'claim' | 'apply'): Promise<KubeObject | undefined | 'stale'> {
     if (mode === 'apply') return applyObject(this.deps.kc, object, { fieldManager: FIELD_MANAGER, force: true });
     const id = `${object.kind}/${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
     try {
@@ -176,7 +202,7 @@ export class PlanExecutor {
     } catch (error) {
       if (!isConflict(error)) throw error;
       // Ours, written a moment ago: the watch will show it and queue the profile again.
-      if (this.created.has(id)) return object;
+      if (this.created.has(id)) return this.stale(object.kind ?? '');
       const where = object.metadata?.namespace ? `${object.metadata.namespace}/` : '';
       this.deps.log.warn(`${object.kind} ${where}${object.metadata?.name} exists and is not Outrigger's: left alone`);
       return undefined;

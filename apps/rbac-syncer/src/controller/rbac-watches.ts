@@ -44,6 +44,7 @@ export function ownBindingsWatch(resource: 'clusterrolebindings' | 'rolebindings
           name: obj.metadata?.name ?? '',
           namespace: kind === 'RoleBinding' ? obj.metadata?.namespace : labels[NAMESPACE_LABEL],
           roleRef: stored.roleRef?.name ?? '',
+          resourceVersion: obj.metadata?.resourceVersion ?? '',
           subjects,
           untidy: raw.some((s) => s.kind !== 'ServiceAccount') || !sameSubjects(subjects, asStored),
           ...(revoked ? { revoked } : {}),

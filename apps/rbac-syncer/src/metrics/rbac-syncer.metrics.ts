@@ -24,6 +24,7 @@ export class RbacSyncerMetrics {
   readonly reconcileSeconds: Histogram<'profile'>;
   readonly plannedSubjects: Histogram<'scope'>;
   readonly writes: Counter<'kind' | 'verb'>;
+  readonly staleWrites: Counter<'kind'>;
   readonly watchRestarts: Counter<'resource'>;
   readonly lastSync: Gauge<'resource'>;
   readonly leader: Gauge;
@@ -52,6 +53,12 @@ export class RbacSyncerMetrics {
       registers,
     });
     this.writes = new Counter({ name: 'outrigger_rbac_syncer_api_writes_total', help: 'Writes to the API server by kind and verb.', labelNames: ['kind', 'verb'], registers });
+    this.staleWrites = new Counter({
+      name: 'outrigger_rbac_syncer_stale_writes_total',
+      help: 'Writes not made because the object had changed since the watch showed it (planned again once the watch shows the change), by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
     // Arrow functions: prom-client calls collect() with the gauge as `this`.
     const samples = () => this.watchSource();
     this.watchRestarts = new Counter({

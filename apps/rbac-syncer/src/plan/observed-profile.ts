@@ -16,6 +16,8 @@ export interface ObservedBinding {
   /** A RoleBinding's namespace; for a ClusterRoleBinding, the namespace its label says it holds (undefined: a single binding of an earlier version). */
   readonly namespace: string | undefined;
   readonly roleRef: string;
+  /** The version the watch shows: a write or delete planned from it is refused if the binding has changed since. */
+  readonly resourceVersion: string;
   /** ServiceAccount subjects, sorted; anything else an admin edited in is dropped on the next write. */
   readonly subjects: readonly SaSubject[];
   /** Subjects that are not ServiceAccounts, or out of order or duplicated: the object needs a write even if the set is right. */

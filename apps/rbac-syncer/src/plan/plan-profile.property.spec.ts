@@ -19,6 +19,7 @@ const bindingArb: fc.Arbitrary<ObservedBinding> = fc.oneof(
     name: RBAC.binding.name,
     namespace: undefined,
     roleRef: RBAC.clusterRole,
+    resourceVersion: '2',
     subjects: [...new Map(pairs.map(([ns, n]) => [`${ns}/${n}`, sa(ns, n)])).values()],
     untidy: false,
   })),
@@ -67,12 +68,12 @@ function* afterEachAction(o: ObservedProfile, actions: readonly PlanAction[]): G
       const { kind, metadata, roleRef, subjects } = action.object;
       const namespace = kind === 'RoleBinding' ? metadata.namespace : metadata.labels['outrigger.dev/namespace'];
       const revoked = revokedOf(action.object);
-      state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, subjects, untidy: false, ...(revoked ? { revoked } : {}) });
+      state.set(id(kind, metadata.name, metadata.namespace), { kind, name: metadata.name, namespace, roleRef: roleRef.name, resourceVersion: 'written', subjects, untidy: false, ...(revoked ? { revoked } : {}) });
     }
     if (action.type === 'shrinkBinding') {
       const { revoked: _earlier, ...binding } = action.binding;
       const revoked = revokedOf(action.object);
-      state.set(id(binding.kind, binding.name, undefined), { ...binding, subjects: action.object.subjects, untidy: false, ...(revoked ? { revoked } : {}) });
+      state.set(id(binding.kind, binding.name, undefined), { ...binding, resourceVersion: 'written', subjects: action.object.subjects, untidy: false, ...(revoked ? { revoked } : {}) });
     }
     if (action.type === 'deleteBinding') state.delete(id(action.binding.kind, action.binding.name, action.binding.namespace));
     yield state;
@@ -108,6 +109,22 @@ describe('planProfile invariants', () => {
           expect(w.object.roleRef.name).toBe(RBAC.clusterRole);
           expect(o.role?.ownedBy).toBe(o.name);
           expect(sameRules(o.role?.rules, RBAC.rules)).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('writes over or deletes a binding only as the watch showed it (its version a precondition), and creates only what the watch does not show', () => {
+    fc.assert(
+      fc.property(observedArb, (o) => {
+        const shown = new Map(o.bindings.map((b) => [id(b.kind, b.name, b.namespace), b]));
+        for (const a of planProfile(o).actions) {
+          if (a.type === 'writeBinding') {
+            const { kind, metadata } = a.object;
+            const stored = shown.get(id(kind, metadata.name, metadata.namespace));
+            expect(a.binding).toBe(stored);
+          }
+          if (a.type === 'shrinkBinding' || a.type === 'deleteBinding') expect(o.bindings).toContain(a.binding);
         }
       }),
     );

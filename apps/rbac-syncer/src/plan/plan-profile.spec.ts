@@ -13,7 +13,7 @@ const listedOn = (action: PlanAction | undefined) => (action?.type === 'writeBin
 const summary = (actions: readonly PlanAction[]) =>
   actions.map((a) =>
     a.type === 'writeBinding'
-      ? `${a.create ? 'create' : 'write'} ${a.object.metadata.name} ${a.object.subjects.map((s) => s.name).join(',')}`
+      ? `${a.binding ? 'write' : 'create'} ${a.object.metadata.name} ${a.object.subjects.map((s) => s.name).join(',')}`
       : a.type === 'deleteBinding'
         ? `delete ${a.binding.name}`
         : a.type === 'shrinkBinding'
@@ -135,7 +135,7 @@ describe('planProfile', () => {
   });
 
   it('empties every cluster-wide binding at once while the exec guard is not in force, a binding of an earlier version too', () => {
-    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('b')], untidy: false };
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, resourceVersion: '7', subjects: [sa('b')], untidy: false };
     const plan = planProfile(observed({ execGuardProblem: 'exec guard not in force', live: new Map([['a', ['default']]]), bindings: [crb('a', ['default']), legacy] }));
     expect(summary(plan.actions)).toEqual(['write xxl-agent-exec.a ', 'shrink xxl-agent-exec ']);
     expect(listedOn(plan.actions[1])).toEqual({ 'outrigger.dev/revoked': 'b/default', 'outrigger.dev/revoked-until': String(1_000_000 + KEEP) });
@@ -159,7 +159,7 @@ describe('planProfile', () => {
   });
 
   it('moves from the single binding of earlier versions without a gap: create first, delete once the watch shows them', () => {
-    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a'), sa('b')], untidy: false };
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, resourceVersion: '7', subjects: [sa('a'), sa('b')], untidy: false };
     const live = new Map([['a', ['default']], ['b', ['default']]]);
     const first = planProfile(observed({ live, bindings: [legacy] }));
     expect(summary(first.actions)).toEqual(['create xxl-agent-exec.a default', 'create xxl-agent-exec.b default']);
@@ -170,7 +170,7 @@ describe('planProfile', () => {
   });
 
   it('lets a single binding that cannot go yet hold back no revocation: it loses whom no namespace binds any more', () => {
-    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a'), sa('b', 'x'), sa('c', 'y')], untidy: false };
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, resourceVersion: '7', subjects: [sa('a'), sa('b', 'x'), sa('c', 'y')], untidy: false };
     // a still has its agent (its own binding not written yet); b/x lost its pods past the grace; c was unlabelled.
     const o = observed({ live: new Map([['a', ['default']]]), bindings: [legacy], goneSince: new Map([['b', new Map([['b/x', 0]])]]), labelledNamespaces: new Set(['a', 'b']) });
     expect(summary(planProfile(o).actions)).toEqual(['create xxl-agent-exec.a default', 'shrink xxl-agent-exec a/default']);
@@ -178,7 +178,7 @@ describe('planProfile', () => {
 
   it('lets no namespace over the cap keep a single binding alive', () => {
     const names = ['sa-0', 'sa-1', 'sa-2'];
-    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, subjects: [sa('a', 'sa-0'), sa('a', 'sa-1'), sa('b')], untidy: false };
+    const legacy = { kind: 'ClusterRoleBinding' as const, name: RBAC.binding.name, namespace: undefined, roleRef: RBAC.clusterRole, resourceVersion: '7', subjects: [sa('a', 'sa-0'), sa('a', 'sa-1'), sa('b')], untidy: false };
     const o = observed({ maxPerNamespace: 1, live: new Map([['a', names], ['b', ['default']]]), bindings: [legacy, crb('a', ['sa-0']), crb('b', ['default'])] });
     // a/sa-1, over the cap, is listed as it leaves; the binding goes once that has run out.
     const plan = planProfile(o);

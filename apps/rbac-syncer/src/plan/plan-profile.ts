@@ -17,13 +17,12 @@ export type RoleState =
 export type PlanAction =
   | { readonly type: 'createClusterRole'; readonly object: ClusterRoleObject }
   | { readonly type: 'applyClusterRole'; readonly object: ClusterRoleObject }
-  /** `create`: the watch does not show it (POST, so an object of that name that is not ours is never taken over). */
+  /** `binding`: as the watch shows it, written over only if still so; undefined: created (POST, so an object of that name that is not ours is never taken over). */
   | {
       readonly type: 'writeBinding';
       readonly namespace: string;
       readonly object: BindingObject;
-      readonly create: boolean;
-      readonly before: readonly SaSubject[];
+      readonly binding: ObservedBinding | undefined;
       /** Only the revoked list changes: it ran out (written without it, or with those still in force). */
       readonly listRanOut?: true;
     }
@@ -228,7 +227,7 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
   const deletes: PlanAction[] = [];
   if (object && !(stored && !stored.untidy && sameSubjects(stored.subjects, object.subjects) && listHolds(stored, revoked, o.nowMs))) {
     const listRanOut = stored !== undefined && !stored.untidy && sameSubjects(stored.subjects, object.subjects);
-    writes.push({ type: 'writeBinding', namespace, object, create: !stored, before: stored?.subjects ?? [], ...(listRanOut ? { listRanOut } : {}) });
+    writes.push({ type: 'writeBinding', namespace, object, binding: stored, ...(listRanOut ? { listRanOut } : {}) });
   }
   if (occupied && stored) {
     const why = `its binding refers to ClusterRole ${stored.roleRef}, not ${rbac?.clusterRole} (a roleRef cannot change): bound again once REVOKED_KEEP has passed and the binding is written anew`;
@@ -256,7 +255,7 @@ function planIn(o: ObservedProfile, namespace: string, { byNamespace, legacy, le
     }
     if (left) expiries.push(runsOutAt(left));
     if (!sameSubjects(binding.subjects, unlisted) || binding.untidy || !listHolds(binding, left, o.nowMs)) {
-      writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, unlisted, left), create: false, before: binding.subjects });
+      writes.push({ type: 'writeBinding', namespace, object: observedBindingWith(o.name, binding, unlisted, left), binding });
     }
   }
   const wakeAtMs = earliest([wanted.wakeAtMs, ...expiries]);
@@ -376,7 +375,7 @@ function revokeAll(o: ObservedProfile, roleState: RoleState, why: string): Profi
     expiries.push(runsOutAt(revoked));
     if (binding.subjects.length === 0 && !binding.untidy && listHolds(binding, revoked, o.nowMs)) continue;
     const object = observedBindingWith(o.name, binding, [], revoked);
-    writes.push(binding.namespace === undefined ? { type: 'shrinkBinding', binding, object } : { type: 'writeBinding', namespace: binding.namespace, object, create: false, before: binding.subjects });
+    writes.push(binding.namespace === undefined ? { type: 'shrinkBinding', binding, object } : { type: 'writeBinding', namespace: binding.namespace, object, binding });
   }
   return { actions: [...writes, ...deletes], roleState, namespaces: new Map(), subjects: 0, overCap: new Map(), removedBecause, goneSince: new Map(), wakeAtMs: earliest(expiries) };
 }
@@ -408,5 +407,5 @@ function bindingId(b: { readonly kind: string; readonly name: string; readonly n
 
 /** Subjects a write adds and removes, for events and logs. */
 export function writeDiff(action: Extract<PlanAction, { type: 'writeBinding' }>) {
-  return diffSubjects(action.before, action.object.subjects);
+  return diffSubjects(action.binding?.subjects ?? [], action.object.subjects);
 }

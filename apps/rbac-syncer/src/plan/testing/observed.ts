@@ -11,7 +11,7 @@ export const sa = (namespace: string, name = 'default') => ({ kind: 'ServiceAcco
 
 /** One per-namespace ClusterRoleBinding of the reference profile as the watch would show it. */
 export function crb(namespace: string, names: readonly string[]): ObservedBinding {
-  return { kind: 'ClusterRoleBinding', name: `${RBAC.binding.name}.${namespace}`, namespace, roleRef: RBAC.clusterRole, subjects: [...names].sort().map((n) => sa(namespace, n)), untidy: false };
+  return { kind: 'ClusterRoleBinding', name: `${RBAC.binding.name}.${namespace}`, namespace, roleRef: RBAC.clusterRole, resourceVersion: '1', subjects: [...names].sort().map((n) => sa(namespace, n)), untidy: false };
 }
 
 /** A state in which everything is in place and nothing is bound; override what a test is about. */
