@@ -158,10 +158,7 @@ export class PlanExecutor {
       }
       case 'deleteBinding': {
         const { kind, name, namespace, resourceVersion } = action.binding;
-        const deleted = await deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace }, { resourceVersion }).catch((error: unknown) => {
-          if (!isConflict(error)) throw error;
-          return this.stale(kind);
-        });
+        const deleted = await this.unlessStale(deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace }, { resourceVersion }), kind);
         if (deleted === 'stale') return 'stale';
         metrics.writes.inc({ kind, verb: 'delete' });
         const subjects = action.binding.subjects.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound elsewhere'})`);
@@ -175,9 +172,14 @@ export class PlanExecutor {
   private async applyOver(object: KubeObject, resourceVersion: string): Promise<KubeObject | 'stale'> {
     const over = { ...object, metadata: { ...object.metadata, resourceVersion } };
     // Forced, so a 409 is the version's precondition, never a conflict of field managers.
-    return applyObject(this.deps.kc, over, { fieldManager: FIELD_MANAGER, force: true }).catch((error: unknown) => {
+    return this.unlessStale(applyObject(this.deps.kc, over, { fieldManager: FIELD_MANAGER, force: true }), object.kind ?? '');
+  }
+
+  /** A request that carries a resourceVersion precondition: its 409 means the object changed since the watch showed it. */
+  private unlessStale<T>(request: Promise<T>, kind: string): Promise<T | 'stale'> {
+    return request.catch((error: unknown) => {
       if (!isConflict(error)) throw error;
-      return this.stale(object.kind ?? '');
+      return this.stale(kind);
     });
   }
 
