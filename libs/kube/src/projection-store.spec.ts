@@ -62,6 +62,20 @@ describe('ProjectionStore', () => {
     expect([...store.indexKeys('never-used')]).toEqual([]);
   });
 
+  it('counts shared projections once per object holding them, through relists of equal values', () => {
+    const store = new ProjectionStore<{ ns: string; sa: string }>({ share: (v) => `${v.ns}/${v.sa}`, index: (v) => [[v.ns, v.sa]] });
+    const list = () => new Map([['ns/a', { ns: 'ns', sa: 'x' }], ['ns/b', { ns: 'ns', sa: 'x' }], ['ns/c', { ns: 'ns', sa: 'y' }]]);
+    store.replace(list());
+    store.replace(list());
+    store.set('ns/a', { ns: 'ns', sa: 'x' });
+    expect(new Map(store.indexCounts('ns'))).toEqual(new Map([['x', 2], ['y', 1]]));
+    store.set('ns/b', { ns: 'ns', sa: 'y' });
+    store.delete('ns/a');
+    expect(new Map(store.indexCounts('ns'))).toEqual(new Map([['y', 2]]));
+    store.replace(new Map());
+    expect(new Map(store.indexCounts('ns'))).toEqual(new Map());
+  });
+
   it('keeps one instance of projections with the same share key, for as long as an object holds it', () => {
     const store = new ProjectionStore<{ sa: string }>({ share: (v) => v.sa });
     store.set('ns/a', { sa: 'x' });

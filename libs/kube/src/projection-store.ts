@@ -36,8 +36,6 @@ export class ProjectionStore<P> {
   /** The one instance stored per share key, and how many objects hold it. */
   private readonly shared: SharedInstances<P> | undefined;
   private readonly equals: (a: P, b: P) => boolean;
-  /** A shared instance's index entries, computed once for all the objects holding it. */
-  private readonly indexed = new WeakMap<object, readonly IndexEntry[]>();
 
   constructor(private readonly options: ProjectionStoreOptions<P> = {}) {
     this.equals = options.equals ?? isDeepStrictEqual;
@@ -81,7 +79,8 @@ export class ProjectionStore<P> {
     value = this.hold(value);
     this.items.set(key, value);
     if (old !== undefined) this.release(old);
-    this.reindex(old, value);
+    // The same shared instance again (a relist): its entries are filed already.
+    if (old !== value) this.reindex(old, value);
     if (old === undefined) return { type: 'add', key, value };
     return this.equals(old, value) ? undefined : { type: 'update', key, value, old };
   }
@@ -104,29 +103,21 @@ export class ProjectionStore<P> {
     this.shared?.release(value);
   }
 
+  /** Entries are computed again to release them, not kept per projection: kept, their arrays and strings outweighed the views. */
   private reindex(old: P | undefined, value: P | undefined): void {
-    if (!this.options.index) return;
-    for (const [group, key] of old === undefined ? [] : this.indexOf(old)) {
+    const index = this.options.index;
+    if (!index) return;
+    for (const [group, key] of old === undefined ? [] : index(old)) {
       const keys = this.counts.get(group);
       const count = (keys?.get(key) ?? 0) - 1;
       if (count > 0) keys?.set(key, count);
       else keys?.delete(key);
       if (keys?.size === 0) this.counts.delete(group);
     }
-    for (const [group, key] of value === undefined ? [] : this.indexOf(value)) {
+    for (const [group, key] of value === undefined ? [] : index(value)) {
       const keys = this.counts.get(group) ?? new Map<string, number>();
       this.counts.set(group, keys.set(key, (keys.get(key) ?? 0) + 1));
     }
-  }
-
-  private indexOf(value: P): readonly IndexEntry[] {
-    const index = this.options.index as (value: P) => readonly IndexEntry[];
-    if (!this.shared || typeof value !== 'object' || value === null) return index(value);
-    const known = this.indexed.get(value);
-    if (known) return known;
-    const entries = index(value);
-    this.indexed.set(value, entries);
-    return entries;
   }
 
   /**
