@@ -17,6 +17,7 @@ export interface ProjectionStoreOptions<P> {
   /**
    * Files each projection under keys within groups (as client-go's indexers do), so a consumer can
    * ask which keys of one group are in use without walking every projection or every other group.
+   * It must be a pure function of the projection: the store computes it again to release an entry.
    */
   readonly index?: (value: P) => readonly IndexEntry[];
   /**
@@ -103,7 +104,7 @@ export class ProjectionStore<P> {
     this.shared?.release(value);
   }
 
-  /** Entries are computed again to release them, not kept per projection: kept, their arrays and strings outweighed the views. */
+  /** Entries are computed again to release them, not kept per projection: kept, they cost retained heap for every shared view. */
   private reindex(old: P | undefined, value: P | undefined): void {
     const index = this.options.index;
     if (!index) return;
