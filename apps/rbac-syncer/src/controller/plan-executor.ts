@@ -5,7 +5,9 @@ import { revisionsToPrune } from '../desired/agent-revisions.js';
 import { FIELD_MANAGER, RBAC_API_VERSION } from '../desired/rbac-objects.js';
 import { subjectKey } from '../desired/subjects.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
+import type { ObservedBinding } from '../plan/observed-profile.js';
 import { type Actions, type PlanAction, writeDiff } from '../plan/plan-profile.js';
+import type { BindingWrite } from './unseen-writes.js';
 
 export interface ExecutorDeps {
   readonly kc: KubeClient;
@@ -18,6 +20,8 @@ export interface Execution {
   readonly wrote: number;
   /** The creates of objects that exist and are not ours: left alone, reported on the status. */
   readonly notOurs: readonly PlanAction[];
+  /** The bindings written or deleted that changed, with the version each was planned from. */
+  readonly bindings: readonly BindingWrite[];
 }
 
 /** Performs a plan (a profile's or one namespace's) in its order, stopping at the first failure (the error policy retries), and records agent revisions. */
@@ -88,20 +92,21 @@ export class PlanExecutor {
   async execute(profile: string, plan: Actions): Promise<Execution> {
     let wrote = 0;
     const notOurs: PlanAction[] = [];
+    const bindings: BindingWrite[] = [];
     const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding', 'shrinkBinding']];
     for (const types of steps) {
       const actions = plan.actions.filter((a) => types.includes(a.type));
       await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
-        const done = await this.perform(profile, action, plan);
+        const done = await this.perform(profile, action, plan, bindings);
         if (done === 'notOurs') notOurs.push(action);
         else if (done === 'done') wrote++;
       });
     }
-    return { wrote, notOurs };
+    return { wrote, notOurs, bindings };
   }
 
   /** 'stale': the object changed since the watch showed it; the watch shows the change and queues it again, so it is planned anew, not written over. */
-  private async perform(profile: string, action: PlanAction, plan: Actions): Promise<'done' | 'notOurs' | 'stale'> {
+  private async perform(profile: string, action: PlanAction, plan: Actions, bindings: BindingWrite[]): Promise<'done' | 'notOurs' | 'stale'> {
     const { kc, metrics, log } = this.deps;
     switch (action.type) {
       case 'createClusterRole':
@@ -125,6 +130,7 @@ export class PlanExecutor {
         if (stored === 'stale') return 'stale';
         if (!stored) return 'notOurs';
         metrics.writes.inc({ kind: action.object.kind, verb: create ? 'create' : 'apply' });
+        if (stored.metadata?.resourceVersion !== action.binding?.resourceVersion) bindings.push(bindingWrite(action.object.kind, action.object.metadata, action.binding?.resourceVersion));
         const { added, removed } = writeDiff(action);
         const parts = [
           ...(create ? ['created'] : []),
@@ -147,6 +153,7 @@ export class PlanExecutor {
         const stored = await this.applyOver(action.object as unknown as KubeObject, action.binding.resourceVersion);
         if (stored === 'stale') return 'stale';
         metrics.writes.inc({ kind: action.object.kind, verb: 'apply' });
+        if (stored.metadata?.resourceVersion !== action.binding.resourceVersion) bindings.push(bindingWrite(action.object.kind, action.object.metadata, action.binding.resourceVersion));
         const kept = new Set(action.object.subjects.map(subjectKey));
         const gone = action.binding.subjects.filter((s) => !kept.has(subjectKey(s))).map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound in the binding of its namespace'})`);
         const held = action.object.subjects.length;
@@ -161,6 +168,7 @@ export class PlanExecutor {
         const deleted = await this.unlessStale(deleteObject(kc, { apiVersion: RBAC_API_VERSION, kind, name, namespace }, { resourceVersion }), kind);
         if (deleted === 'stale') return 'stale';
         metrics.writes.inc({ kind, verb: 'delete' });
+        bindings.push(bindingWrite(kind, { name, namespace }, resourceVersion));
         const subjects = action.binding.subjects.map((s) => `${subjectKey(s)} (${plan.removedBecause.get(subjectKey(s)) ?? 'bound elsewhere'})`);
         log.log(`${describeAction(action)} deleted because ${action.why}${subjects.length ? `: ${subjects.join(', ')}` : ''}`);
         return 'done';
@@ -210,6 +218,10 @@ export class PlanExecutor {
       return undefined;
     }
   }
+}
+
+function bindingWrite(kind: ObservedBinding['kind'], metadata: { readonly name: string; readonly namespace?: string }, from: string | undefined): BindingWrite {
+  return { kind, name: metadata.name, namespace: kind === 'RoleBinding' ? metadata.namespace : undefined, from };
 }
 
 /** Requests in flight per step: a cold start writes one binding per namespace, thousands of them. */

@@ -5,14 +5,15 @@ import type { AgentCounts } from '../desired/agent-counts.js';
 import { profileStatus } from '../desired/profile-status.js';
 import type { RbacSyncerMetrics } from '../metrics/rbac-syncer.metrics.js';
 import type { ObservedProfile } from '../plan/observed-profile.js';
-import { planNamespace, planProfile, type PlanAction } from '../plan/plan-profile.js';
+import { planNamespace, planProfile } from '../plan/plan-profile.js';
 import type { MissingAgentEvents } from './missing-agent-events.js';
 import { NamespaceStates, type ProfileTally } from './namespace-states.js';
-import { describeAction, type PlanExecutor } from './plan-executor.js';
+import { describeAction, type Execution, type PlanExecutor } from './plan-executor.js';
 import type { ProfilePermissions } from './profile-permissions.js';
 import type { ProfileStatusWriter } from './profile-status-writer.js';
-import { namespaceKey, profileKey, statusKey, type SyncKey } from './sync-key.js';
+import { namespaceKey, profileKey, statusKey, type SyncKey, syncKeyId } from './sync-key.js';
 import type { SyncerView } from './syncer-view.js';
+import { UnseenWrites } from './unseen-writes.js';
 
 export interface ReconcilerDeps {
   readonly config: Pick<RbacSyncerConfig, 'graceMs' | 'revokedKeepMs' | 'maxPerNamespace' | 'lease'>;
@@ -49,12 +50,14 @@ interface Outcome {
  */
 export class SyncerReconciler {
   private readonly states = new NamespaceStates();
+  private readonly unseen = new UnseenWrites(WATCH_LAG_WAIT_MS);
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
   /** A new leader plans every profile as a whole and writes every status afresh. */
   newLeader(): void {
     this.states.clear();
+    this.unseen.clear();
     this.deps.statuses.clear();
   }
 
@@ -99,7 +102,7 @@ export class SyncerReconciler {
     const plan = planProfile(this.observe(name, profile));
     const tally = { subjects: plan.subjects, overCap: plan.overCap, notOurs: [] as string[] };
     const foreign = plan.roleState === 'foreign';
-    const notOurs = await this.execute(name, plan, { profile, missing, tally, foreign });
+    const { notOurs } = await this.execute(name, plan, { profile, missing, tally, foreign });
     if (plan.roleState !== 'repairing') {
       const mine = (namespace: string) => notOurs.filter((a) => a.type === 'writeBinding' && a.namespace === namespace).map(describeAction);
       this.states.replace(name, new Map([...plan.namespaces].map(([namespace, p]) => [namespace, { goneSince: p.goneSince, subjects: p.subjects, overCap: p.overCap, notOurs: mine(namespace) }])));
@@ -119,16 +122,25 @@ export class SyncerReconciler {
    * One namespace of a profile, planned alone; what only the whole profile decides (a ClusterRole
    * to create or repair, everything to revoke, permissions missing, a new leader) goes to it. The
    * status follows as its own step: at once when what it sums changed, else when counts are due.
+   * It is not planned while the watch has not shown its last plan's writes (UnseenWrites).
    */
   private async reconcileNamespace(name: string, profile: AgentProfile | undefined, namespace: string): Promise<Requeue> {
     const { view, metrics, queue } = this.deps;
     const missing = this.deps.permissions.missingFor(profile);
-    const plan = this.states.has(name) && !(profile?.rbac && missing?.length !== 0) ? planNamespace(this.observe(name, profile, namespace), namespace) : undefined;
+    const plannable = this.states.has(name) && !(profile?.rbac && missing?.length !== 0);
+    const key = syncKeyId(namespaceKey(name, namespace));
+    const waitMs = plannable ? this.unseen.waitMs(key, view.bindingsOf(name, namespace), Date.now()) : 0;
+    if (waitMs > 0) {
+      metrics.reconciles.inc({ profile: name, result: 'waiting' });
+      return { requeueAfterMs: waitMs };
+    }
+    const plan = plannable ? planNamespace(this.observe(name, profile, namespace), namespace) : undefined;
     if (!plan) {
       queue.enqueue(profileKey(name));
       return;
     }
-    const notOurs = await this.execute(name, plan, { profile, missing, tally: this.states.tally(name), foreign: false });
+    const { notOurs, bindings } = await this.execute(name, plan, { profile, missing, tally: this.states.tally(name), foreign: false });
+    this.unseen.record(key, bindings, Date.now());
     const summed = this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
     metrics.plannedSubjects.observe({ scope: 'namespace' }, plan.subjects);
     metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
@@ -156,9 +168,9 @@ export class SyncerReconciler {
   }
 
   /** Performs the plan; on a failure the status says why, the objects stay as they were, and the error policy retries with backoff. */
-  private async execute(name: string, plan: Parameters<PlanExecutor['execute']>[1], outcome: Outcome): Promise<readonly PlanAction[]> {
+  private async execute(name: string, plan: Parameters<PlanExecutor['execute']>[1], outcome: Outcome): Promise<Execution> {
     try {
-      return (await this.deps.executor.execute(name, plan)).notOurs;
+      return await this.deps.executor.execute(name, plan);
     } catch (error) {
       await this.writeStatus(name, { ...outcome, writeFailure: describeApiError(error) }).catch((statusError: unknown) => {
         this.deps.log.warn(`AgentProfile ${name}: status not written: ${describeApiError(statusError)}`);
@@ -222,6 +234,9 @@ export class SyncerReconciler {
     return statuses.write(name, status);
   }
 }
+
+/** The longest a namespace waits for the watch to show its last writes; then it is planned anyway (a stale write is still refused). */
+const WATCH_LAG_WAIT_MS = 10_000;
 
 /** How often a profile with a binding of an earlier version looks again whether it may go. */
 const LEGACY_RECHECK_MS = 1_000;
