@@ -17,7 +17,6 @@ export interface ExecutorDeps {
 }
 
 export interface Execution {
-  readonly wrote: number;
   /** The creates of objects that exist and are not ours: left alone, reported on the status. */
   readonly notOurs: readonly PlanAction[];
   /** The bindings written or deleted that changed, with the version each was planned from. */
@@ -90,7 +89,6 @@ export class PlanExecutor {
    * WRITES_IN_FLIGHT go at once. A failure ends the plan after the step's requests in flight.
    */
   async execute(profile: string, plan: Actions): Promise<Execution> {
-    let wrote = 0;
     const notOurs: PlanAction[] = [];
     const bindings: BindingWrite[] = [];
     const steps = [['createClusterRole', 'applyClusterRole'], ['writeBinding'], ['deleteBinding', 'shrinkBinding']];
@@ -99,10 +97,9 @@ export class PlanExecutor {
       await inParallel(actions, WRITES_IN_FLIGHT, async (action) => {
         const done = await this.perform(profile, action, plan, bindings);
         if (done === 'notOurs') notOurs.push(action);
-        else if (done === 'done') wrote++;
       });
     }
-    return { wrote, notOurs, bindings };
+    return { notOurs, bindings };
   }
 
   /** 'stale': the object changed since the watch showed it; the watch shows the change and queues it again, so it is planned anew, not written over. */
