@@ -37,7 +37,7 @@ export class RbacSyncerMetrics {
   constructor(@Inject(Registry) registry: Registry) {
     const registers = [registry];
     this.subjects = new Gauge({ name: 'outrigger_rbac_syncer_binding_subjects', help: 'Subjects in each managed binding (after the last reconcile).', labelNames: ['binding'], registers });
-    this.reconciles = new Counter({ name: 'outrigger_rbac_syncer_reconciles_total', help: 'Reconciles by profile and result (unchanged, applied, error, skipped).', labelNames: ['profile', 'result'], registers });
+    this.reconciles = new Counter({ name: 'outrigger_rbac_syncer_reconciles_total', help: 'Reconciles by profile and result (unchanged, applied, error, skipped, waiting).', labelNames: ['profile', 'result'], registers });
     this.reconcileSeconds = new Histogram({
       name: 'outrigger_rbac_syncer_reconcile_duration_seconds',
       help: 'Time of one reconcile of a profile.',
