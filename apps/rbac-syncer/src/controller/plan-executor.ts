@@ -218,7 +218,7 @@ export class PlanExecutor {
 }
 
 function bindingWrite(kind: ObservedBinding['kind'], metadata: { readonly name: string; readonly namespace?: string }, from: string | undefined): BindingWrite {
-  return { kind, name: metadata.name, namespace: kind === 'RoleBinding' ? metadata.namespace : undefined, from };
+  return { kind, name: metadata.name, namespace: metadata.namespace, from };
 }
 
 /** Requests in flight per step: a cold start writes one binding per namespace, thousands of them. */

@@ -5,7 +5,7 @@ import { type BindingWrite, UnseenWrites } from './unseen-writes.js';
 
 const KEY = 'ns-a';
 const at = (binding: ObservedBinding, resourceVersion: string): ObservedBinding => ({ ...binding, resourceVersion });
-const written = (binding: ObservedBinding, from: string | undefined): BindingWrite => ({ kind: binding.kind, name: binding.name, namespace: binding.kind === 'RoleBinding' ? binding.namespace : undefined, from });
+const written = (binding: ObservedBinding, from: string | undefined): BindingWrite => ({ kind: binding.kind, name: binding.name, namespace: binding.namespace, from });
 
 describe('UnseenWrites', () => {
   const binding = crb('a', ['x']);

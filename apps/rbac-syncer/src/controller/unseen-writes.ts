@@ -1,10 +1,10 @@
-import type { ObservedBinding } from '../plan/observed-profile.js';
+import { bindingId, type ObservedBinding } from '../plan/observed-profile.js';
 
 /** A binding written or deleted by a key's plan: which one, and the version the plan saw (undefined: it was created). */
 export interface BindingWrite {
   readonly kind: ObservedBinding['kind'];
   readonly name: string;
-  /** A RoleBinding's namespace; undefined for a ClusterRoleBinding (its name alone tells it apart). */
+  /** As the object's metadata says it (a ClusterRoleBinding has none; its name alone tells it apart). */
   readonly namespace: string | undefined;
   readonly from: string | undefined;
 }
@@ -42,6 +42,6 @@ export class UnseenWrites {
 }
 
 function versionNow(write: BindingWrite, observed: readonly ObservedBinding[]): string | undefined {
-  const same = (b: ObservedBinding) => b.kind === write.kind && b.name === write.name && (b.kind === 'ClusterRoleBinding' || b.namespace === write.namespace);
-  return observed.find(same)?.resourceVersion;
+  const id = bindingId(write);
+  return observed.find((b) => bindingId(b) === id)?.resourceVersion;
 }

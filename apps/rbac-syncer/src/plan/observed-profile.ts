@@ -9,6 +9,11 @@ export interface ObservedRole {
   readonly rules: readonly PolicyRule[];
 }
 
+/** A binding's identity: kind, name and (RoleBinding) namespace, as a tuple, never parsed back. */
+export function bindingId(b: { readonly kind: string; readonly name: string; readonly namespace: string | undefined }): string {
+  return JSON.stringify([b.kind, b.kind === 'RoleBinding' ? b.namespace : undefined, b.name]);
+}
+
 /** One of the syncer's own bindings (found by its labels) as its watch shows it. */
 export interface ObservedBinding {
   readonly kind: 'ClusterRoleBinding' | 'RoleBinding';

@@ -1,7 +1,7 @@
 import { desiredSubjects } from '../desired/desired-subjects.js';
 import { bindingIn, type BindingObject, type ClusterRoleObject, desiredClusterRole, observedBindingWith, type ProfileRbac, sameRules } from '../desired/rbac-objects.js';
 import { diffSubjects, normalizeRevoked, normalizeSubjects, type RevokedSubject, type RevokedSubjects, type SaSubject, sameSubjects, subjectKey } from '../desired/subjects.js';
-import type { ObservedBinding, ObservedProfile } from './observed-profile.js';
+import { bindingId, type ObservedBinding, type ObservedProfile } from './observed-profile.js';
 
 /** What the plan does with the profile's ClusterRole, and so whether it may bind. */
 export type RoleState =
@@ -398,11 +398,6 @@ function earliest(times: readonly (number | undefined)[]): number | undefined {
 
 function countSubjects(bindings: readonly ObservedBinding[]): number {
   return new Set(bindings.flatMap((b) => b.subjects.map(subjectKey))).size;
-}
-
-/** A binding's identity: kind, name and (RoleBinding) namespace, as a tuple, never parsed back. */
-function bindingId(b: { readonly kind: string; readonly name: string; readonly namespace: string | undefined }): string {
-  return JSON.stringify([b.kind, b.kind === 'RoleBinding' ? b.namespace : undefined, b.name]);
 }
 
 /** Subjects a write adds and removes, for events and logs. */
