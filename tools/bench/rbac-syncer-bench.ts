@@ -30,7 +30,9 @@ import { holdBenchLock } from './bench-lock.js';
 // --service-accounts N: N ServiceAccounts per namespace (names of 200 characters), the pods spread over them.
 // --etcd-dir keeps etcd's data there: a later run with the same --pods and --namespaces skips the seeding.
 // --peer adds, each round, an independent peer of the cold start: a client-go informer over every pod
-// (tools/kube/cmd/informer-peer, Go), which only reads, in protobuf as client-go asks by default.
+// (tools/kube/cmd/informer-peer, Go, in protobuf as client-go asks by default) that then creates a
+// ClusterRoleBinding per namespace as the syncer does from nothing: its sync is the restart's peer, its
+// bindings the start from nothing's.
 // --list-floor adds, each round, the API server's own floor: every pod sent (JSON and protobuf, pages and
 // WatchList) to a client that throws the bytes away unread (list-floor.ts); and the protobuf WatchList
 // walked by a minimal decoder of what the syncer reads (protobuf-pod-walk.ts), the lever's measure.
@@ -86,6 +88,8 @@ const seededSubjects = namespaces * serviceAccounts;
 const BINDING = 'xxl-agent-exec';
 /** The reference profile's bindings: one ClusterRoleBinding per namespace. */
 const PROFILE_SELECTOR = `${PROFILE_LABEL}=xxl-job`;
+/** What tools/kube/cmd/informer-peer creates. */
+const PEER_SELECTOR = 'outrigger.dev/bench-peer=true';
 /** The API server's floors, measured with --list-floor: the syncer reads JSON, as a WatchList unless POD_LIST=pages. */
 const FLOORS: { encoding: ListEncoding; mode: ListMode }[] = [
   { encoding: 'json', mode: 'stream' },
@@ -157,9 +161,11 @@ try {
       console.log(`  round ${round + 1}, protobuf WatchList walked for what the syncer reads: ${walk.pods} pods, ${walk.subjects} subjects, ${(walk.bytes / 1e6).toFixed(0)} MB in ${(walk.ms / 1000).toFixed(1)} s`);
     }
     if (values.peer) {
+      await removePeerRbac(rbac);
       const run = await informerPeer(cp.kubeconfigPath);
+      await removePeerRbac(rbac);
       peerRuns.push(run);
-      console.log(`  round ${round + 1}, independent peer (client-go informer): ${run.pods} pods, ${run.subjects} subjects, synced in ${(run.syncedMs / 1000).toFixed(1)} s, peak RSS ${(run.peakRssBytes / MiB).toFixed(0)} MiB`);
+      console.log(`  round ${round + 1}, independent peer (client-go informer): ${run.pods} pods, ${run.subjects} subjects, synced in ${(run.syncedMs / 1000).toFixed(1)} s, ${run.bindings} bindings created by ${(run.boundMs / 1000).toFixed(1)} s, peak RSS ${(run.peakRssBytes / MiB).toFixed(0)} MiB`);
     }
     for (const [i, config] of configs.entries()) {
       await rbac.deleteCollectionClusterRoleBinding({ labelSelector: PROFILE_SELECTOR }).catch(() => undefined);
@@ -225,8 +231,9 @@ try {
     if (r.restart.length) console.log(`  restart with the bindings in place → converged: ${fmt(spread(r.restart), 1)} s, ${fmt(spread(r.restartWrites), 0)} writes   ${ratio(r.restart, base.restart)}`);
     if (peerRuns.length) {
       const synced = peerRuns.map((run) => run.syncedMs / 1000);
+      const bound = peerRuns.map((run) => run.boundMs / 1000);
       const rss = peerRuns.map((run) => run.peakRssBytes / MiB);
-      console.log(`  vs the independent peer (client-go informer, reads only; synced ${fmt(spread(synced), 1)} s, peak RSS ${fmt(spread(rss), 0)} MiB): restart ${ratio(r.restart, synced, 'the peer')}, from nothing ${ratio(r.converged, synced, 'the peer')}, peak RSS ${ratio(r.rss, rss, 'the peer')}`);
+      console.log(`  vs the independent peer (client-go informer; synced ${fmt(spread(synced), 1)} s, bound ${fmt(spread(bound), 1)} s, peak RSS ${fmt(spread(rss), 0)} MiB): restart ${ratio(r.restart, synced, 'the peer')}, from nothing ${ratio(r.converged, bound, 'the peer')}, peak RSS ${ratio(r.rss, rss, 'the peer')}`);
     }
     for (const [j, { encoding, mode }] of FLOORS.entries()) {
       const floor = floors[j] ?? [];
@@ -244,18 +251,27 @@ try {
 
 interface PeerRun {
   syncedMs: number;
+  boundMs: number;
   pods: number;
   subjects: number;
+  bindings: number;
   peakRssBytes: number;
 }
 
-/** One run of tools/kube/cmd/informer-peer: from its start to a synced pod cache, and its peak RSS. */
+/** The informer peer's ClusterRole and bindings, gone before and after each run of it, and the API server quiet again. */
+async function removePeerRbac(rbac: RbacAuthorizationV1Api): Promise<void> {
+  await rbac.deleteCollectionClusterRoleBinding({ labelSelector: PEER_SELECTOR });
+  await rbac.deleteCollectionClusterRole({ labelSelector: PEER_SELECTOR });
+  await apiServerQuiet();
+}
+
+/** One run of tools/kube/cmd/informer-peer: from its start to a synced pod cache, then to its bindings created, and its peak RSS. */
 async function informerPeer(kubeconfig: string): Promise<PeerRun> {
   const dir = execFileSync('bash', [join(repoRoot(), 'tools/kube/build.sh'), 'informer-peer'], { encoding: 'utf8' }).trim().split('\n').at(-1) ?? '';
   // Asynchronously: the control plane's output is drained by this event loop meanwhile.
   const { stdout: out } = await promisify(execFile)(join(dir, 'informer-peer'), [`--kubeconfig=${kubeconfig}`, `--agent-container=${referenceProfile().container.name}`], { encoding: 'utf8', timeout: convergeTimeoutMs });
   const run = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as PeerRun;
-  if (run.subjects !== seededSubjects) throw new Error(`the informer peer saw ${run.subjects} subjects, ${seededSubjects} expected: ${out}`);
+  if (run.subjects !== seededSubjects || run.bindings !== namespaces) throw new Error(`the informer peer saw ${run.subjects} subjects in ${run.bindings} bindings, ${seededSubjects} in ${namespaces} expected: ${out}`);
   return run;
 }
 

@@ -1,12 +1,14 @@
 // Command informer-peer is the independent peer of the rbac-syncer's cold start in tools/bench: a
 // client-go shared informer over every pod (as a Go operator would write it), keeping only what the
 // syncer needs per pod, that reports when its cache has synced and which ServiceAccounts run a pod
-// carrying the agent container. It binds nothing: "read every pod once" as client-go does it, which asks
-// for protobuf (the syncer reads JSON; rbac-syncer-bench --list-floor times both encodings unread).
+// carrying the agent container; client-go asks for protobuf, as the syncer does. Then, as the syncer does
+// from nothing, it creates one ClusterRoleBinding per namespace for those ServiceAccounts (16 in flight,
+// the syncer's own width), labelled `outrigger.dev/bench-peer`, to an empty ClusterRole of its own; it
+// neither verifies the agent container nor watches its writes, so it is a floor for the syncer's work.
 //
 //	informer-peer --kubeconfig=<file> --agent-container=<name>
 //
-// Prints one JSON line once synced: {"syncedMs":…,"pods":…,"subjects":…,"peakRssBytes":…}.
+// Prints one JSON line once bound: {"syncedMs":…,"boundMs":…,"pods":…,"subjects":…,"bindings":…,"peakRssBytes":…}.
 package main
 
 import (
@@ -16,11 +18,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -65,20 +71,86 @@ func main() {
 	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		fail(fmt.Errorf("the pod cache never synced"))
 	}
-	subjects := map[string]struct{}{}
+	synced := time.Since(started)
+	// The ServiceAccounts carrying the agent, per namespace.
+	byNamespace := map[string]map[string]struct{}{}
+	subjects := 0
 	items := informer.GetStore().List()
 	for _, item := range items {
 		if p, ok := item.(*corev1.Pod); ok && len(p.Spec.Containers) > 0 && p.DeletionTimestamp == nil {
-			subjects[p.Namespace+"/"+p.Spec.ServiceAccountName] = struct{}{}
+			accounts := byNamespace[p.Namespace]
+			if accounts == nil {
+				accounts = map[string]struct{}{}
+				byNamespace[p.Namespace] = accounts
+			}
+			if _, seen := accounts[p.Spec.ServiceAccountName]; !seen {
+				accounts[p.Spec.ServiceAccountName] = struct{}{}
+				subjects++
+			}
 		}
 	}
+	bindings, err := bind(ctx, client, byNamespace)
+	if err != nil {
+		fail(err)
+	}
 	out, _ := json.Marshal(map[string]int64{
-		"syncedMs":     time.Since(started).Milliseconds(),
+		"syncedMs":     synced.Milliseconds(),
+		"boundMs":      time.Since(started).Milliseconds(),
 		"pods":         int64(len(items)),
-		"subjects":     int64(len(subjects)),
+		"subjects":     int64(subjects),
+		"bindings":     int64(bindings),
 		"peakRssBytes": peakRss(),
 	})
 	fmt.Println(string(out))
+}
+
+// bind creates the peer's ClusterRole and one ClusterRoleBinding per namespace, 16 at a time; returns how many bindings.
+func bind(ctx context.Context, client kubernetes.Interface, byNamespace map[string]map[string]struct{}) (int, error) {
+	labels := map[string]string{"outrigger.dev/bench-peer": "true"}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "informer-peer", Labels: labels}}
+	if _, err := client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, err
+	}
+	work := make(chan *rbacv1.ClusterRoleBinding)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				if _, err := client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+					select {
+					case errs <- fmt.Errorf("creating ClusterRoleBinding %s: %w", b.Name, err):
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for namespace, accounts := range byNamespace {
+		names := make([]string, 0, len(accounts))
+		for name := range accounts {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "informer-peer-" + namespace, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		}
+		for _, name := range names {
+			b.Subjects = append(b.Subjects, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace})
+		}
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return 0, err
+	default:
+		return len(byNamespace), nil
+	}
 }
 
 // peakRss reads VmHWM, the resident set's high-water mark, from /proc/self/status.
