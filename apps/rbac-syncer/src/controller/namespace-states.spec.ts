@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NamespaceStates, type NamespaceState } from './namespace-states.js';
 
@@ -34,5 +35,44 @@ describe('NamespaceStates', () => {
     states.set('p', 'a', state({ subjects: 0 }));
     expect(states.goneSince('p')).toEqual(new Map());
     expect(states.tally('p').subjects).toBe(1);
+  });
+
+  it('keeps its sums and memories equal to those of the namespaces last planned, whatever the order of plans', () => {
+    const namespaces = ['a', 'b', 'c', 'd'];
+    const stateArb: fc.Arbitrary<NamespaceState> = fc.record({
+      goneSince: fc.constantFrom(new Map<string, number>(), new Map([['x', 1]])),
+      subjects: fc.nat(3),
+      overCap: fc.option(fc.nat(9), { nil: undefined }),
+      notOurs: fc.constantFrom([], ['ClusterRoleBinding n'], ['RoleBinding n', 'RoleBinding m']),
+    });
+    const stepArb = fc.oneof(
+      fc.record({ namespace: fc.constantFrom(...namespaces), state: stateArb }),
+      fc.dictionary(fc.constantFrom(...namespaces), stateArb).map((d) => new Map(Object.entries(d))),
+    );
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 30 }), (steps) => {
+        const states = new NamespaceStates();
+        let model = new Map<string, NamespaceState>();
+        for (const step of steps) {
+          if (step instanceof Map) {
+            states.replace('p', step);
+            model = new Map(step);
+          } else {
+            const before = model.get(step.namespace);
+            const changed = states.set('p', step.namespace, step.state);
+            model.set(step.namespace, step.state);
+            const summed = (s: NamespaceState | undefined) => [s?.subjects ?? 0, s?.overCap, (s?.notOurs ?? []).join('\n')];
+            expect(changed).toBe(JSON.stringify(summed(before)) !== JSON.stringify(summed(step.state)));
+          }
+          const entries = [...model];
+          const tally = states.tally('p');
+          expect(tally.subjects).toBe(entries.reduce((n, [, s]) => n + s.subjects, 0));
+          expect(tally.overCap).toEqual(new Map(entries.flatMap(([ns, s]) => (s.overCap === undefined ? [] : [[ns, s.overCap] as const]))));
+          expect([...tally.notOurs].sort()).toEqual(entries.flatMap(([, s]) => s.notOurs).sort());
+          expect(states.goneSince('p')).toEqual(new Map(entries.filter(([, s]) => s.goneSince.size > 0).map(([ns, s]) => [ns, s.goneSince])));
+          for (const ns of namespaces) expect(states.goneSince('p', ns)).toEqual(new Map((model.get(ns)?.goneSince.size ?? 0) > 0 ? [[ns, model.get(ns)?.goneSince]] : []));
+        }
+      }),
+    );
   });
 });

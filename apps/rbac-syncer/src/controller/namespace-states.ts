@@ -19,10 +19,12 @@ export interface ProfileTally {
 /**
  * Per profile and namespace, what the last plan left: the planner's memory, handed back to the
  * next plan of that namespace, and what the profile's status sums. A profile is known once it was
- * planned as a whole; until then its namespaces are not planned alone.
+ * planned as a whole; until then its namespaces are not planned alone. The sums are kept as the
+ * namespaces change, since every namespace's reconcile reads them: summing thousands of namespaces
+ * each time made a start from nothing quadratic.
  */
 export class NamespaceStates {
-  private readonly byProfile = new Map<string, Map<string, NamespaceState>>();
+  private readonly byProfile = new Map<string, ProfileStates>();
 
   has(profile: string): boolean {
     return this.byProfile.has(profile);
@@ -30,39 +32,70 @@ export class NamespaceStates {
 
   /** After a whole-profile plan: every namespace's state at once. */
   replace(profile: string, states: ReadonlyMap<string, NamespaceState>): void {
-    this.byProfile.set(profile, new Map([...states].filter(([, state]) => !isEmpty(state))));
+    const fresh = new ProfileStates();
+    for (const [namespace, state] of states) fresh.set(namespace, state);
+    this.byProfile.set(profile, fresh);
   }
 
   /** After one namespace's plan; true when what the status sums (bound, over the cap, not ours) changed. */
   set(profile: string, namespace: string, state: NamespaceState): boolean {
-    const states = this.byProfile.get(profile) ?? new Map<string, NamespaceState>();
-    const before = states.get(namespace) ?? EMPTY;
-    if (isEmpty(state)) states.delete(namespace);
-    else states.set(namespace, state);
-    this.byProfile.set(profile, states);
+    let states = this.byProfile.get(profile);
+    if (!states) this.byProfile.set(profile, (states = new ProfileStates()));
+    const before = states.set(namespace, state);
     return before.subjects !== state.subjects || before.overCap !== state.overCap || before.notOurs.join('\n') !== state.notOurs.join('\n');
   }
 
   /** The planner's memory for one namespace, or (none given) for every namespace of the profile. */
   goneSince(profile: string, namespace?: string): Map<string, ReadonlyMap<string, number>> {
     const states = this.byProfile.get(profile);
-    const picked = namespace === undefined ? [...(states ?? [])] : [[namespace, states?.get(namespace)] as const];
-    return new Map(picked.flatMap(([ns, state]) => (state && state.goneSince.size > 0 ? [[ns, state.goneSince] as const] : [])));
+    if (!states) return new Map();
+    if (namespace !== undefined) {
+      const memory = states.get(namespace).goneSince;
+      return memory.size > 0 ? new Map([[namespace, memory]]) : new Map();
+    }
+    return new Map([...states.goneSince]);
   }
 
   tally(profile: string): ProfileTally {
-    const states = [...(this.byProfile.get(profile)?.entries() ?? [])];
-    return {
-      subjects: states.reduce((n, [, state]) => n + state.subjects, 0),
-      overCap: new Map(states.flatMap(([ns, state]) => (state.overCap === undefined ? [] : [[ns, state.overCap] as const]))),
-      notOurs: states.flatMap(([, state]) => state.notOurs),
-    };
+    const states = this.byProfile.get(profile);
+    if (!states) return { subjects: 0, overCap: new Map(), notOurs: [] };
+    return { subjects: states.subjects, overCap: new Map(states.overCap), notOurs: [...states.notOurs.values()].flat() };
   }
 
   /** A new leader plans every profile as a whole first. */
   clear(): void {
     this.byProfile.clear();
   }
+}
+
+/** One profile's namespaces (only those not empty), with the sums and memories kept up to date. */
+class ProfileStates {
+  private readonly byNamespace = new Map<string, NamespaceState>();
+  subjects = 0;
+  readonly overCap = new Map<string, number>();
+  readonly notOurs = new Map<string, readonly string[]>();
+  readonly goneSince = new Map<string, ReadonlyMap<string, number>>();
+
+  get(namespace: string): NamespaceState {
+    return this.byNamespace.get(namespace) ?? EMPTY;
+  }
+
+  /** Stores `state` for `namespace` and returns what was there. */
+  set(namespace: string, state: NamespaceState): NamespaceState {
+    const before = this.get(namespace);
+    this.subjects += state.subjects - before.subjects;
+    keep(this.overCap, namespace, state.overCap);
+    keep(this.notOurs, namespace, state.notOurs.length > 0 ? state.notOurs : undefined);
+    keep(this.goneSince, namespace, state.goneSince.size > 0 ? state.goneSince : undefined);
+    if (isEmpty(state)) this.byNamespace.delete(namespace);
+    else this.byNamespace.set(namespace, state);
+    return before;
+  }
+}
+
+function keep<V>(map: Map<string, V>, key: string, value: V | undefined): void {
+  if (value === undefined) map.delete(key);
+  else map.set(key, value);
 }
 
 const EMPTY: NamespaceState = { goneSince: new Map(), subjects: 0, overCap: undefined, notOurs: [] };
