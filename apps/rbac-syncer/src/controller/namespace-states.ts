@@ -20,8 +20,8 @@ export interface ProfileTally {
  * Per profile and namespace, what the last plan left: the planner's memory, handed back to the
  * next plan of that namespace, and what the profile's status sums. A profile is known once it was
  * planned as a whole; until then its namespaces are not planned alone. The sums are kept as the
- * namespaces change, since every namespace's reconcile reads them: summing thousands of namespaces
- * each time made a start from nothing quadratic.
+ * namespaces change: every namespace's reconcile reads them, and summing them each time would be
+ * quadratic in the namespaces.
  */
 export class NamespaceStates {
   private readonly byProfile = new Map<string, ProfileStates>();
