@@ -9,6 +9,9 @@ export interface NamespaceState {
   readonly notOurs: readonly string[];
 }
 
+/** What one namespace's plan changed of its profile's status. */
+export type StatusChange = 'conditions' | 'subjects' | 'nothing';
+
 /** What a profile's status sums up over its namespaces. */
 export interface ProfileTally {
   readonly subjects: number;
@@ -37,12 +40,13 @@ export class NamespaceStates {
     this.byProfile.set(profile, fresh);
   }
 
-  /** After one namespace's plan; true when what the status sums (bound, over the cap, not ours) changed. */
-  set(profile: string, namespace: string, state: NamespaceState): boolean {
+  /** After one namespace's plan; what changed of what the status sums: its conditions (over the cap, not ours), else only the subjects bound, or nothing. */
+  set(profile: string, namespace: string, state: NamespaceState): StatusChange {
     let states = this.byProfile.get(profile);
     if (!states) this.byProfile.set(profile, (states = new ProfileStates()));
     const before = states.set(namespace, state);
-    return before.subjects !== state.subjects || before.overCap !== state.overCap || before.notOurs.join('\n') !== state.notOurs.join('\n');
+    if (before.overCap !== state.overCap || before.notOurs.join('\n') !== state.notOurs.join('\n')) return 'conditions';
+    return before.subjects !== state.subjects ? 'subjects' : 'nothing';
   }
 
   /** The planner's memory for one namespace, or (none given) for every namespace of the profile. */

@@ -141,11 +141,13 @@ export class SyncerReconciler {
     }
     const { notOurs, bindings } = await this.execute(name, plan, { profile, missing, tally: this.states.tally(name), foreign: false });
     this.unseen.record(key, bindings, Date.now());
-    const summed = this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
+    const changed = this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
     metrics.plannedSubjects.observe({ scope: 'namespace' }, plan.subjects);
     metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
-    if (summed) queue.enqueue(statusKey(name));
-    else queue.enqueueAfter(statusKey(name), untilMs(this.deps.statuses.countsDueAt(name)));
+    if (changed !== 'nothing' && profile?.rbac) metrics.subjects.set({ binding: profile.rbac.binding.name }, this.states.tally(name).subjects);
+    // A condition goes to the status at once; counts, whose agent counts walk every namespace, at most every COUNTS_LOOK_MS and when the writer takes them.
+    if (changed === 'conditions') queue.enqueue(statusKey(name));
+    else queue.enqueueAfter(statusKey(name), untilMs(Math.max(this.deps.statuses.countsDueAt(name), Date.now() + COUNTS_LOOK_MS)));
     // A binding of an earlier version goes once the namespaces' own show its subjects, which only a
     // plan of the whole profile sees: after a change here, not on a timer while one is stuck.
     if (view.legacyBindings(name) > 0) queue.enqueueAfter(profileKey(name), LEGACY_RECHECK_MS);
@@ -237,6 +239,9 @@ export class SyncerReconciler {
 
 /** The longest a namespace waits for the watch to show its last writes; then it is planned anyway (a stale write is still refused). */
 const WATCH_LAG_WAIT_MS = 10_000;
+
+/** The least time from a namespace's change of counts to the status step that counts them (the queue keeps the earliest pending, so churn gets one step per this). */
+const COUNTS_LOOK_MS = 1_000;
 
 /** How often a profile with a binding of an earlier version looks again whether it may go. */
 const LEGACY_RECHECK_MS = 1_000;
