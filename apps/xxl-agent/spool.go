@@ -54,17 +54,27 @@ func (s *spool) add(c callbackRequest) error {
 		err = cerr
 	}
 	if err == nil {
-		err = s.root.Rename(tmp, name)
+		err = s.publish(tmp, name)
 	}
 	if err != nil {
 		_ = s.root.Remove(tmp)
 		return err
 	}
-	s.report()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+	return nil
+}
+
+// publish renames a written result into place and reports the new count, under mu.
+func (s *spool) publish(tmp, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.root.Rename(tmp, name); err != nil {
+		return err
+	}
+	s.report()
 	return nil
 }
 
@@ -109,10 +119,12 @@ func (s *spool) done(files []string) {
 	for _, f := range files {
 		_ = s.root.Remove(f)
 	}
-	s.mu.Unlock()
 	s.report()
+	s.mu.Unlock()
 }
 
+// report counts the spooled results; callers hold mu, so a count read before a later change is
+// never reported after that change's count.
 func (s *spool) report() {
 	entries, _ := fs.ReadDir(s.root.FS(), ".")
 	n := 0

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,5 +84,34 @@ func TestTheSpoolSkipsSpecialAndOversizedEntries(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("pending never returned: it opened the FIFO")
+	}
+}
+
+// Results of concurrent runs spooled at once: the count last reported is the count in the spool,
+// never one read before another result arrived (the agent's metric would stay stale until the
+// next change).
+func TestTheLastReportedCountIsTheSpoolsCountUnderConcurrentResults(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		var mu sync.Mutex
+		last := -1
+		s, err := newSpool(t.TempDir(), func(n int) { mu.Lock(); last = n; mu.Unlock() })
+		if err != nil {
+			t.Fatal(err)
+		}
+		const runs = 16
+		var wg sync.WaitGroup
+		for i := range runs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.add(callbackRequest{LogID: int64(round*runs + i), HandleCode: 200}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if last != runs {
+			t.Fatalf("round %d: %d results spooled, %d reported last", round, runs, last)
+		}
 	}
 }
