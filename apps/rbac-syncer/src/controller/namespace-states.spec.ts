@@ -23,6 +23,7 @@ describe('NamespaceStates', () => {
     expect(states.set('p', 'c', state({ subjects: 0, notOurs: ['ClusterRoleBinding b.c'] }))).toBe('conditions');
     expect(states.tally('p')).toEqual({ subjects: 4, overCap: new Map([['b', 7]]), notOurs: ['ClusterRoleBinding b.c'] });
     expect(states.tally('other')).toEqual({ subjects: 0, overCap: new Map(), notOurs: [] });
+    expect([states.subjects('p'), states.subjects('other')]).toEqual([4, 0]);
   });
 
   it("hands each namespace's memory back to its next plan, and forgets namespaces left empty", () => {
@@ -68,6 +69,7 @@ describe('NamespaceStates', () => {
           const entries = [...model];
           const tally = states.tally('p');
           expect(tally.subjects).toBe(entries.reduce((n, [, s]) => n + s.subjects, 0));
+          expect(states.subjects('p')).toBe(tally.subjects);
           expect(tally.overCap).toEqual(new Map(entries.flatMap(([ns, s]) => (s.overCap === undefined ? [] : [[ns, s.overCap] as const]))));
           expect([...tally.notOurs].sort()).toEqual(entries.flatMap(([, s]) => s.notOurs).sort());
           expect(states.goneSince('p')).toEqual(new Map(entries.filter(([, s]) => s.goneSince.size > 0).map(([ns, s]) => [ns, s.goneSince])));

@@ -60,6 +60,11 @@ export class NamespaceStates {
     return new Map([...states.goneSince]);
   }
 
+  /** The subjects bound over the profile's namespaces, without the copies a tally makes. */
+  subjects(profile: string): number {
+    return this.byProfile.get(profile)?.subjects ?? 0;
+  }
+
   tally(profile: string): ProfileTally {
     const states = this.byProfile.get(profile);
     if (!states) return { subjects: 0, overCap: new Map(), notOurs: [] };

@@ -102,7 +102,7 @@ export class SyncerReconciler {
     const plan = planProfile(this.observe(name, profile));
     const tally = { subjects: plan.subjects, overCap: plan.overCap, notOurs: [] as string[] };
     const foreign = plan.roleState === 'foreign';
-    const { notOurs } = await this.execute(name, plan, { profile, missing, tally, foreign });
+    const { notOurs } = await this.execute(name, plan, () => ({ profile, missing, tally, foreign }));
     if (plan.roleState !== 'repairing') {
       const mine = (namespace: string) => notOurs.filter((a) => a.type === 'writeBinding' && a.namespace === namespace).map(describeAction);
       this.states.replace(name, new Map([...plan.namespaces].map(([namespace, p]) => [namespace, { goneSince: p.goneSince, subjects: p.subjects, overCap: p.overCap, notOurs: mine(namespace) }])));
@@ -139,12 +139,12 @@ export class SyncerReconciler {
       queue.enqueue(profileKey(name));
       return;
     }
-    const { notOurs, bindings } = await this.execute(name, plan, { profile, missing, tally: this.states.tally(name), foreign: false });
+    const { notOurs, bindings } = await this.execute(name, plan, () => ({ profile, missing, tally: this.states.tally(name), foreign: false }));
     this.unseen.record(key, bindings, Date.now());
     const changed = this.states.set(name, namespace, { goneSince: plan.goneSince, subjects: plan.subjects, overCap: plan.overCap, notOurs: notOurs.map(describeAction) });
     metrics.plannedSubjects.observe({ scope: 'namespace' }, plan.subjects);
     metrics.reconciles.inc({ profile: name, result: plan.actions.length > 0 ? 'applied' : 'unchanged' });
-    if (changed !== 'nothing' && profile?.rbac) metrics.subjects.set({ binding: profile.rbac.binding.name }, this.states.tally(name).subjects);
+    if (changed !== 'nothing' && profile?.rbac) metrics.subjects.set({ binding: profile.rbac.binding.name }, this.states.subjects(name));
     // A condition goes to the status at once; counts, whose agent counts walk every namespace, at most every COUNTS_LOOK_MS and when the writer takes them.
     if (changed === 'conditions') queue.enqueue(statusKey(name));
     else queue.enqueueAfter(statusKey(name), untilMs(Math.max(this.deps.statuses.countsDueAt(name), Date.now() + COUNTS_LOOK_MS)));
@@ -169,12 +169,15 @@ export class SyncerReconciler {
     return wakeAt(countsDueAt);
   }
 
-  /** Performs the plan; on a failure the status says why, the objects stay as they were, and the error policy retries with backoff. */
-  private async execute(name: string, plan: Parameters<PlanExecutor['execute']>[1], outcome: Outcome): Promise<Execution> {
+  /**
+   * Performs the plan; on a failure the status says why (`outcome`, computed only then), the objects
+   * stay as they were, and the error policy retries with backoff.
+   */
+  private async execute(name: string, plan: Parameters<PlanExecutor['execute']>[1], outcome: () => Outcome): Promise<Execution> {
     try {
       return await this.deps.executor.execute(name, plan);
     } catch (error) {
-      await this.writeStatus(name, { ...outcome, writeFailure: describeApiError(error) }).catch((statusError: unknown) => {
+      await this.writeStatus(name, { ...outcome(), writeFailure: describeApiError(error) }).catch((statusError: unknown) => {
         this.deps.log.warn(`AgentProfile ${name}: status not written: ${describeApiError(statusError)}`);
       });
       throw error;
