@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { createTestNamespace, kubeConfigFrom, repoRoot } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom, repoRoot, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './injector-process.js';
 
@@ -15,6 +16,8 @@ const kc = kubeConfigFrom(cp.kubeconfigPath);
 const PROFILE_FILE = join(repoRoot(), 'libs/admission/fixtures/profiles/config-agent.yaml');
 const REVIEW = JSON.parse(readFileSync(join(repoRoot(), 'libs/admission/fixtures/reviews/v1-pod-no-annotations.json'), 'utf8')) as { request: { namespace: string; object: { metadata: { namespace: string; annotations?: Record<string, string> } } } };
 const KEY = 'config-agent.example.com/limits.memory';
+/** A ServiceAccount, ClusterRole and binding: an injector whose RBAC reads AgentProfiles but not namespaces. */
+const TRIMMED = 'ns-defaults-trimmed-injector';
 let injector: RunningInjector;
 let namespace: string;
 
@@ -23,13 +26,13 @@ function kubectl(...args: string[]): string {
 }
 
 /** The injector's answer for a pod of `namespace` opted into config-agent with `annotations`. */
-function review(annotations: Record<string, string>): Promise<{ allowed: boolean; status?: { message: string }; patch: string }> {
+function review(annotations: Record<string, string>, to = injector): Promise<{ allowed: boolean; status?: { message: string }; patch: string }> {
   const body = structuredClone(REVIEW);
   body.request.namespace = namespace;
   body.request.object.metadata.namespace = namespace;
   body.request.object.metadata.annotations = { 'config-agent.example.com/enable': 'true', ...annotations };
   return new Promise((resolve, reject) => {
-    const req = request(new URL('/mutate', injector.baseUrl), { method: 'POST', ca: injector.ca, headers: { 'content-type': 'application/json' } }, (res) => {
+    const req = request(new URL('/mutate', to.baseUrl), { method: 'POST', ca: to.ca, headers: { 'content-type': 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
         const response = (JSON.parse(text) as { response: { allowed: boolean; status?: { message: string }; patch?: string } }).response;
@@ -63,6 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   kubectl('delete', '--ignore-not-found', 'agentprofile', 'config-agent');
+  kubectl('delete', '--ignore-not-found', 'clusterrolebinding,clusterrole', TRIMMED);
   await injector?.process.stop();
 });
 
@@ -77,5 +81,21 @@ describe('a namespace\'s resource defaults for an agent', () => {
     expect(refused.status?.message).toBe(`annotation ${KEY} of namespace ${namespace}: "1Gi" is outside the bounds of profile config-agent: limits.memory from 32Mi to 512Mi`);
     // The pod's own in-bounds value still wins over the namespace's.
     expect((await review({ [KEY]: '64Mi' })).allowed).toBe(true);
+  });
+
+  it('are never skipped: while the namespaces cannot be listed, an opted-in pod is refused at once naming why, though the profiles are known', async () => {
+    kubectl('create', 'serviceaccount', '-n', namespace, TRIMMED);
+    kubectl('create', 'clusterrole', TRIMMED, '--verb=get,list,watch', '--resource=agentprofiles.outrigger.dev');
+    kubectl('create', 'clusterrolebinding', TRIMMED, `--clusterrole=${TRIMMED}`, `--serviceaccount=${namespace}:${TRIMMED}`);
+    const kubeconfig = await writeTokenKubeconfig(kc, join(mkdtempSync(join(tmpdir(), 'ns-defaults-')), 'trimmed.kubeconfig'), namespace, TRIMMED);
+    const trimmed = await startInjector(undefined, { PROFILES_FILE: '', KUBECONFIG: kubeconfig });
+    try {
+      // First the profiles are not loaded yet, then the namespaces' list is refused; never admitted.
+      const refused = await eventually('the namespace list to be refused', () => review({}, trimmed), (r) => r.allowed || /forbidden/i.test(r.status?.message ?? ''));
+      expect(refused.allowed).toBe(false);
+      expect(refused.status?.message).toMatch(/^outrigger injector: the namespaces labelled for injection \(.*\) are not known yet: .*forbidden.*; retry shortly$/i);
+    } finally {
+      await trimmed.process.stop();
+    }
   });
 });

@@ -61,11 +61,13 @@ export class AdmissionService {
     const review = parseAdmissionReview(json.value);
     if (!review.ok) return this.invalid(review.error);
 
-    if (!this.profiles.current()) {
-      // Not knowing the profiles, admitting unchanged would silently drop agents: refuse, retryably
-      // (the webhook only sees labelled namespaces; failurePolicy Fail would refuse them too).
+    // Not knowing the profiles would silently drop agents, and not knowing the namespaces would drop
+    // their defaults, canaries and Pod Security check: refuse, retryably (the webhook only sees
+    // labelled namespaces; failurePolicy Fail would refuse them too).
+    const unready = this.profiles.current() ? this.injectionNamespaces.notReadyReason() : this.profiles.notLoadedReason();
+    if (unready !== undefined) {
       this.metrics.requests.inc({ outcome: 'unready' });
-      return ok(deniedResponse(review.value, { code: 503, message: `outrigger injector: ${this.profiles.notLoadedReason()}; retry shortly` }));
+      return ok(deniedResponse(review.value, { code: 503, message: `outrigger injector: ${unready}; retry shortly` }));
     }
     let outcome: ReturnType<typeof reviewResponse>;
     try {

@@ -16,7 +16,7 @@ export class InjectorMetrics {
   constructor(@Inject(Registry) registry: Registry) {
     this.requests = new Counter({
       name: 'outrigger_injector_admission_requests_total',
-      help: 'AdmissionReview requests by outcome (invalid = rejected with HTTP 4xx; unready = refused while the profiles are not loaded).',
+      help: 'AdmissionReview requests by outcome (invalid = rejected with HTTP 4xx; unready = refused while the profiles or the labelled namespaces are not known yet).',
       labelNames: ['outcome'],
       registers: [registry],
     });
