@@ -9,13 +9,17 @@ import (
 
 // hangingKills starts the job (it reports its PID and runs until its stream is cancelled) and
 // never answers a kill: an API server or kubelet that accepts the exec and then goes silent.
-type hangingKills struct{ kills int }
+type hangingKills struct {
+	kills    int
+	reported chan struct{}
+}
 
 func (h *hangingKills) exec(ctx context.Context, _ target, command []string, _ io.Writer, stderr io.Writer) (int, error) {
 	if kill := killCommand(42, "TERM"); len(command) == len(kill) && command[2] == kill[2] {
 		h.kills++
 	} else {
 		_, _ = io.WriteString(stderr, pidMarker+"42\n")
+		close(h.reported)
 	}
 	<-ctx.Done()
 	return -1, ctx.Err()
@@ -24,14 +28,14 @@ func (h *hangingKills) exec(ctx context.Context, _ target, command []string, _ i
 func TestAStoppedJobEndsWhenItsKillsAreNeverAnswered(t *testing.T) {
 	defer func(grace time.Duration) { killGrace = grace }(killGrace)
 	killGrace = 20 * time.Millisecond
-	x := &hangingKills{}
+	x := &hangingKills{reported: make(chan struct{})}
 	ctx, stop := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
 	go func() {
 		_, err := runInTarget(ctx, x, target{"ns", "pod", "app"}, command("GLUE_SHELL", "sleep 1000", triggerRequest{}), io.Discard)
 		ended <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-x.reported
 	stop()
 	select {
 	case err := <-ended:

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { boundServiceAccounts, createNamespace, eventually, kubectl, kubectlJson, type PodJson } from './support.ts';
+import { boundServiceAccounts, createNamespace, eventually, injectorsHold, kubectl, kubectlJson, type PodJson } from './support.ts';
 
 // An admin adds an agent to a running installation: an AgentProfile, validated by the API server,
 // taken by both services without a restart, reported on its status; then edited and deleted.
@@ -74,6 +74,7 @@ describe('AgentProfiles on a real cluster: an admin adds, edits and removes an a
 
     // The injector takes it within seconds; the syncer says it may not grant its role yet.
     await eventually(() => expect(agent(admitted(ns))?.image).toBe('localhost/outrigger/stand-in-agent:local'), 'the new agent injected', 30_000);
+    await injectorsHold(NAME);
     await eventually(() => expect(synced()).toMatchObject({ status: 'False', reason: 'MissingPermissions' }), 'Synced=False MissingPermissions', 30_000);
     expect(synced()?.message).toContain(`bind clusterroles.rbac.authorization.k8s.io named ${ROLE}`);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { createNamespace, eventually, kubectl, kubectlJson, type PodJson, pods } from './support.ts';
+import { createNamespace, eventually, injectorsHold, kubectl, kubectlJson, type PodJson, pods } from './support.ts';
 
 // Agents that need more than an image: a complete container spec (a ConfigMap volume, env from a
 // Secret and from its own resources, an emptyDir, probes, a hook, a pull secret), and the start
@@ -55,10 +55,11 @@ function profile(name: string, extra: Record<string, unknown>, delay = 0): Profi
 const SPEC = 'spec-agent';
 const HOLD = 'hold-agent';
 const NO_HOLD = 'nohold-agent';
-// Both serve only after 3 s: an application that starts before that cannot reach its agent.
+// An application that starts before its agent serves cannot reach it. The held agent serves after
+// 3 s; the unheld one (the control) after 60 s, so that it fails however slowly the node starts the app.
 const held = profile(HOLD, { holdApplicationUntilReady: true }, 3);
 held.spec.container['startupProbe'] = { httpGet: { path: '/', port: 'http' }, periodSeconds: 1, failureThreshold: 60 };
-const PROFILES = [profile(SPEC, {}), held, profile(NO_HOLD, {}, 3)];
+const PROFILES = [profile(SPEC, {}), held, profile(NO_HOLD, {}, 60)];
 
 /** Namespace objects the agents read: the ConfigMap and Secret they name, and a pull secret. */
 function agentInputs(ns: string): void {
@@ -95,6 +96,7 @@ beforeAll(async () => {
       const all = [...admitted.spec.containers, ...(admitted.spec.initContainers ?? [])];
       if (!all.some((c) => c.name === name)) throw new Error(`no ${name} yet`);
     }, `profile ${name} in force`, 60_000);
+    await injectorsHold(name);
   }
 });
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sampleBindings } from './binding-sampler.ts';
 import { churnPods } from './pod-churn.ts';
-import { agentOf, boundServiceAccounts, createNamespace, eventually, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
+import { agentOf, boundServiceAccounts, createNamespace, eventually, injectorsHold, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
 
 // Day 2 on a real cluster: the agent's image changes, `outrigger agents` tells which workloads run
 // the earlier one, `outrigger rollout restart` replaces them through their own rollouts while pods
@@ -36,7 +36,12 @@ const counts = (a: AgentsJson) => Object.fromEntries(a.workloads.map((w) => [`${
 /** The agent image a new pod in `ns` gets (server-side dry run: the webhook runs, nothing is stored). */
 const injectedImage = (ns: string) =>
   agentOf(JSON.parse(kubectl(['create', '-n', ns, '--dry-run=server', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', annotations: OPTED_IN }, spec: { containers: [APP] } }))) as PodJson)?.image;
-const setAgentImage = (image: string) => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', JSON.stringify({ spec: { container: { image } } })]);
+/** Patches the profile, then waits for every injector replica to hold the change: a pod created next may reach either. */
+const changeProfile = async (...patch: string[]) => {
+  kubectl(['patch', 'agentprofile', 'xxl-job', ...patch]);
+  await injectorsHold('xxl-job');
+};
+const setAgentImage = (image: string) => changeProfile('--type=merge', '-p', JSON.stringify({ spec: { container: { image } } }));
 const rollouts = (ns: string, app: string) => {
   for (const w of [`deployment/${app}-web`, `statefulset/${app}-db`, `daemonset/${app}-node`]) kubectl(['rollout', 'status', '-n', ns, w, '--timeout=180s']);
 };
@@ -66,7 +71,7 @@ describe('outdated agents: found, restarted through their workloads while pods k
     expect(counts(agents(ns))).toEqual({ 'DaemonSet/a-node': [1, 0, 0], 'Deployment/a-web': [3, 0, 0], 'Pod/bare': [1, 0, 0], 'StatefulSet/a-db': [1, 0, 0] });
 
     tagNext();
-    setAgentImage(NEXT);
+    await setAgentImage(NEXT);
     await eventually(() => expect(injectedImage(ns)).toBe(NEXT), 'the injector to inject the changed agent', 60_000);
 
     // The status counts them as outdated within seconds (at least these 6 pods).
@@ -167,8 +172,8 @@ describe('missing agents: pods created while the webhook was off, found by check
 describe('a canary to one namespace: only its new pods get the new agent; rolled back, staged again and promoted, with no live agent ever unbound', () => {
   const RING = 'outrigger-e2e/ring';
   const canary = { namespaceSelector: { matchLabels: { [RING]: 'true' } }, image: NEXT };
-  const stage = () => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=merge', '-p', JSON.stringify({ spec: { canary } })]);
-  const unstage = () => kubectl(['patch', 'agentprofile', 'xxl-job', '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/canary' }])]);
+  const stage = () => changeProfile('--type=merge', '-p', JSON.stringify({ spec: { canary } }));
+  const unstage = () => changeProfile('--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/canary' }]));
   /** The agents of the Deployment's pods once its rollout is over (no pod terminating). */
   const images = (ns: string, expected: string[]) =>
     eventually(() => expect(pods(ns, 'app=c-web').filter((p) => !(p.metadata as { deletionTimestamp?: string }).deletionTimestamp).map((p) => agentOf(p)?.image)).toEqual(expected), `the agents in ${ns}`, 60_000);
@@ -192,9 +197,9 @@ describe('a canary to one namespace: only its new pods get the new agent; rolled
     }
     for (const ns of [ring, rest]) kubectl(['rollout', 'status', '-n', ns, 'deployment/c-web', '--timeout=180s']);
   });
-  afterAll(() => {
-    if (kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'jsonpath={.spec.canary}'])) unstage();
-    setAgentImage(AGENT);
+  afterAll(async () => {
+    if (kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'jsonpath={.spec.canary}'])) await unstage();
+    await setAgentImage(AGENT);
   });
 
   it('stage, roll back, stage, promote: each namespace gets the agent it should, and both ServiceAccounts stay bound, sampled every 200 ms', async () => {
@@ -203,7 +208,7 @@ describe('a canary to one namespace: only its new pods get the new agent; rolled
     const sampling = sampleBindings([ring, rest], { binding: 'xxl-agent-exec', agent: 'xxl-agent', intervalMs: 200, until: new Promise<void>((resolve) => (stop = resolve)) });
     try {
       // Staged: new pods in the ring namespace get the canary agent, and only they.
-      stage();
+      await stage();
       await eventually(() => expect(injectedImage(ring)).toBe(NEXT), 'the canary agent injected in the ring namespace', 60_000);
       expect(injectedImage(rest)).toBe(AGENT);
       const restPods = pods(rest, 'app=c-web').map((p) => p.metadata.name).sort();
@@ -214,7 +219,7 @@ describe('a canary to one namespace: only its new pods get the new agent; rolled
       await eventually(() => expect(profileStatus()?.agents?.canary).toBeGreaterThanOrEqual(2), 'the status to count the canary pods', 30_000);
 
       // Rolled back: the ring's canary pods are outdated, and restarting them brings the agent back.
-      unstage();
+      await unstage();
       await eventually(() => expect(injectedImage(ring)).toBe(AGENT), 'the ring namespace back on the agent', 60_000);
       await eventually(() => expect(counts(agents(ring, '--outdated'))).toEqual({ 'Deployment/c-web': [0, 2, 0] }), 'the canary pods outdated', 60_000);
       const back = await outriggerAsync(['rollout', 'restart', '--outdated', '-n', ring, '--timeout', '3m']);
@@ -222,10 +227,10 @@ describe('a canary to one namespace: only its new pods get the new agent; rolled
       await images(ring, [AGENT, AGENT]);
 
       // Staged again and promoted: the canary's fields move into the agent, so the ring's pods are current as they are.
-      stage();
+      await stage();
       await eventually(() => expect(injectedImage(ring)).toBe(NEXT), 'the canary agent injected again', 60_000);
       restart(ring);
-      kubectl(['patch', 'agentprofile', 'xxl-job', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/container/image', value: NEXT }, { op: 'remove', path: '/spec/canary' }])]);
+      await changeProfile('--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/container/image', value: NEXT }, { op: 'remove', path: '/spec/canary' }]));
       await eventually(() => expect(injectedImage(rest)).toBe(NEXT), 'the promoted agent injected everywhere', 60_000);
       await eventually(() => expect(counts(agents(ring))).toEqual({ 'Deployment/c-web': [2, 0, 0] }), 'the ring pods current after the promotion', 60_000);
       await eventually(() => expect(counts(agents(rest, '--outdated'))).toEqual({ 'Deployment/c-web': [0, 2, 0] }), 'the other pods outdated', 60_000);

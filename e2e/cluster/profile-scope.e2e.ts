@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { boundServiceAccounts, createNamespace, eventually, execAs, kubectl, kubectlJson, type PodJson } from './support.ts';
+import { boundServiceAccounts, createNamespace, eventually, execAs, injectorsHold, kubectl, kubectlJson, type PodJson } from './support.ts';
 
 // A profile for some teams only (spec.namespaceSelector) and an agent sized per pod within the
 // profile's bounds (spec.overrides): injection, bindings, the exec guard, the status count and the
@@ -68,6 +68,10 @@ const selectedCount = () => kubectlJson<{ status?: { namespaces?: number } }>(['
 
 function runPod(ns: string, name: string, annotations: Record<string, string> = {}): PodJson {
   kubectl(['create', '-n', ns, '-f', '-'], podYaml(name, annotations));
+  return readyPod(ns, name);
+}
+
+function readyPod(ns: string, name: string): PodJson {
   kubectl(['wait', '--for=condition=Ready', `pod/${name}`, '-n', ns, '--timeout=120s']);
   return kubectlJson<PodJson>(['get', 'pod', name, '-n', ns]);
 }
@@ -91,6 +95,7 @@ beforeAll(async () => {
   const patch = rules.flatMap((rule, i) => (rule.resourceNames && rule.resources[0] === 'clusterroles' ? [{ op: 'add', path: `/rules/${i}/resourceNames/-`, value: ROLE }] : []));
   kubectl(['patch', 'clusterrole', SYNCER_ROLE, '--type=json', '-p', JSON.stringify(patch)]);
   kubectl(['apply', '--server-side', '-f', '-'], stringify(profile(onlyTeam('a'))));
+  await injectorsHold(NAME);
   await eventually(() => expect(agentIn(admitted(teamA))).toBeDefined(), 'the scoped profile in force', 60_000);
 });
 
@@ -121,11 +126,12 @@ describe('a profile scoped to one of two labelled namespaces (spec.namespaceSele
     expect(bound()).toEqual([`${teamA}/default`]);
   });
 
-  it('the exec guard needs no selector of its own: only selected namespaces are bound, so the unselected namespace\'s ServiceAccount holds no exec right at all, and the selected one\'s stops at its own namespace', () => {
+  it('the exec guard needs no selector of its own: only selected namespaces are bound, so the unselected namespace\'s ServiceAccount holds no exec right at all, and the selected one\'s stops at its own namespace', async () => {
     // kubectl reads the pod before it execs: a reader grant that is not Outrigger's, for both.
     kubectl(['create', 'clusterrole', READER, '--verb=get', '--resource=pods']);
     kubectl(['create', 'clusterrolebinding', READER, `--clusterrole=${READER}`, `--serviceaccount=${teamA}:default`, `--serviceaccount=${teamB}:default`]);
-    expect(execAs(`${teamA}:default`, teamA, 'worker', { container: 'app', fromPod: 'worker' })).toContain('exec-reached-the-pod');
+    // The API server authorizes from its own cache of the grant, a moment after it is created.
+    await eventually(() => expect(execAs(`${teamA}:default`, teamA, 'worker', { container: 'app', fromPod: 'worker' })).toContain('exec-reached-the-pod'), 'the reader grant in force', 30_000);
     const guarded = execAs(`${teamA}:default`, teamB, 'worker', { container: 'app', fromPod: 'worker' });
     expect(guarded).toContain('outrigger exec guard:');
     expect(guarded).toContain(`reaches only pods of its own namespace ${teamA}; exec into ${teamB}/worker is refused`);
@@ -146,7 +152,16 @@ describe('agent resources within the profile\'s bounds (spec.overrides) on the r
       const sized = runPod(teamA, 'sized', { [`${PREFIX}limits.memory`]: '48Mi', [`${PREFIX}requests.memory`]: '24Mi' });
       expect(agentIn(sized)?.resources).toEqual({ requests: { cpu: '10m', memory: '24Mi' }, limits: { cpu: '100m', memory: '48Mi' } });
       expect(cgroupMemoryLimit(teamA, 'sized')).toBe(48 * MIB);
-      const defaulted = runPod(teamA, 'defaulted');
+      // Each injector replica learns the namespace's annotation from its own watch: a create that
+      // reached one still without it is deleted and made again.
+      await eventually(() => {
+        const created = JSON.parse(kubectl(['create', '-n', teamA, '-o', 'json', '-f', '-'], podYaml('defaulted'))) as PodJson;
+        const memory = agentIn(created)?.resources?.limits?.['memory'];
+        if (memory === '96Mi') return;
+        kubectl(['delete', 'pod', 'defaulted', '-n', teamA, '--wait']);
+        throw new Error(`the agent got a ${memory} memory limit`);
+      }, 'a pod created with the namespace default', 30_000);
+      const defaulted = readyPod(teamA, 'defaulted');
       expect(agentIn(defaulted)?.resources).toEqual({ requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '96Mi' } });
       expect(cgroupMemoryLimit(teamA, 'defaulted')).toBe(96 * MIB);
     } finally {
@@ -177,6 +192,7 @@ describe('agent resources within the profile\'s bounds (spec.overrides) on the r
 describe('changing the selector on the real node', () => {
   it('widened, new pods of the newly selected namespace get the agent at once and its ServiceAccount is bound within seconds; narrowed, the dropped namespace gets no agent and is unbound at once, without the grace, as an unlabelled namespace is', async () => {
     kubectl(['apply', '--server-side', '-f', '-'], stringify(profile(onlyTeam('a', 'b'))));
+    await injectorsHold(NAME);
     await eventually(() => expect(agentIn(admitted(teamB))).toBeDefined(), 'the widened selector in force for new pods', 30_000);
     const created = Date.now();
     runPod(teamB, 'joined');
@@ -185,6 +201,7 @@ describe('changing the selector on the real node', () => {
     await eventually(() => expect(selectedCount()).toBe(2), 'status.namespaces 2', 30_000);
 
     kubectl(['apply', '--server-side', '-f', '-'], stringify(profile(onlyTeam('b'))));
+    await injectorsHold(NAME);
     await eventually(() => expect(agentIn(admitted(teamA))).toBeUndefined(), 'the narrowed selector in force for new pods', 30_000);
     await eventually(() => expect(selectedCount()).toBe(1), 'status.namespaces 1', 30_000);
     // Its agents still run, but the grace (60 s as deployed) is for pods that go, not for a namespace the profile leaves.

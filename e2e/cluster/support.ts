@@ -101,6 +101,24 @@ export function pods(namespace: string, selector: string): PodJson[] {
   return kubectlJson<{ items: PodJson[] }>(['get', 'pods', '-n', namespace, '-l', selector]).items;
 }
 
+/**
+ * Waits until every ready injector replica holds AgentProfile `name` at the generation the API
+ * server has (none once it is deleted): each replica watches on its own, and a dry run reaches one.
+ */
+export async function injectorsHold(name: string, timeoutMs = 60_000): Promise<void> {
+  await eventually(() => {
+    const stored = kubectl(['get', 'agentprofile', name, '--ignore-not-found', '-o', 'jsonpath={.metadata.generation}']);
+    const want = stored ? Number(stored) : undefined;
+    const ready = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-injector').filter((p) => !p.metadata.deletionTimestamp && p.status.containerStatuses?.every((c) => c.ready));
+    if (ready.length === 0) throw new Error('no injector replica is ready');
+    for (const pod of ready) {
+      const readyz = JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${OUTRIGGER_NAMESPACE}/pods/https:${pod.metadata.name}:8443/proxy/readyz`])) as { details?: { profiles?: { generations?: Record<string, number> } } };
+      const held = readyz.details?.profiles?.generations?.[name];
+      if (held !== want) throw new Error(`injector ${pod.metadata.name} holds generation ${held ?? 'none'} of AgentProfile ${name}, the API server ${want ?? 'none'}`);
+    }
+  }, `every injector replica to hold AgentProfile ${name} as stored`, timeoutMs);
+}
+
 /** The agent container, wherever the profile put it (a container, or a native-sidecar init container). */
 export function agentOf(pod: PodJson): { name: string; image: string; restartPolicy?: string } | undefined {
   const isAgent = (c: { name: string }) => c.name === 'xxl-agent' || c.name === 'xxl-agent-native';

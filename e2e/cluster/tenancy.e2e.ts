@@ -46,7 +46,8 @@ describe("tenants: an agent's reach stops at its own pod, and only real agents a
     // kubectl reads the pod before it execs (the agent does not): a reader grant that is not Outrigger's.
     kubectl(['create', 'clusterrole', `pod-reader-${tenant}`, '--verb=get', '--resource=pods']);
     kubectl(['create', 'clusterrolebinding', `pod-reader-${tenant}`, `--clusterrole=pod-reader-${tenant}`, `--serviceaccount=${tenant}:default`, `--serviceaccount=${other}:ops`]);
-    expect(execAs(`${tenant}:default`, tenant, own, { ...fromOwn, container: 'app' })).toContain('exec-reached-the-pod');
+    // The API server authorizes from its own cache of the grant, a moment after it is created.
+    await eventually(() => expect(execAs(`${tenant}:default`, tenant, own, { ...fromOwn, container: 'app' })).toContain('exec-reached-the-pod'), 'the reader grant in force', 30_000);
     // The other replica runs under the same ServiceAccount, bound the same way: still not this agent's pod.
     const next = execAs(`${tenant}:default`, tenant, neighbour, { ...fromOwn, container: 'app' });
     expect(next).toContain(`reaches only the pod its token was issued to (${tenant}/${own}); exec into ${tenant}/${neighbour} is refused`);

@@ -8,7 +8,8 @@ async function expectAgentExecs(pod: PodJson): Promise<void> {
   const { namespace, name } = pod.metadata;
   // Until the syncer has bound the ServiceAccount, a run ends with exec refused: trigger again.
   const log = await eventually(async () => {
-    const output = await runJob(namespace, name, 'echo outrigger-agent-exec-ok; hostname');
+    // /agent-ran: the Jobs' work ends once a run has been in it, however long the node took.
+    const output = await runJob(namespace, name, 'echo outrigger-agent-exec-ok; hostname; touch /agent-ran');
     if (!output.includes('outrigger-agent-exec-ok')) throw new Error(`agent in ${namespace}/${name}: ${output}`);
     return output;
   }, `a job run by the agent in ${namespace}/${name} in its target`);

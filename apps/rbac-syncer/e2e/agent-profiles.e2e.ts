@@ -45,6 +45,13 @@ function putProfile(spec: AgentProfile): void {
 const status = async (): Promise<Status> => (JSON.parse(kubectl(['get', 'agentprofile', profile.name, '-o', 'json'])) as { status?: Status }).status ?? {};
 const condition = (s: Status, type: string) => s.conditions?.find((c) => c.type === type);
 
+/** putProfile, then waits until the syncer has accepted that generation: pods made next are judged against it, not the one before. */
+async function putAccepted(spec: AgentProfile, what: string): Promise<void> {
+  putProfile(spec);
+  const generation = Number(kubectl(['get', 'agentprofile', spec.name, '-o', 'jsonpath={.metadata.generation}']));
+  await eventually(status, (s) => condition(s, 'Accepted')?.observedGeneration === generation && condition(s, 'Accepted')?.status === 'True', what);
+}
+
 beforeAll(async () => {
   kubectl(['apply', '--server-side', '-k', join(repoRoot(), 'deploy/base/crd')]);
   kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'customresourcedefinitions/agentprofiles.outrigger.dev']);
@@ -226,9 +233,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     await kc.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'early' } } });
     // The profile as at first (an earlier test left an invalid generation), staging a new image for this namespace.
     const staged = agentProfileSchema.parse({ ...profile, canary: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } }, image: `${profile.container.image}-next` } });
-    putProfile(staged);
-    const generation = Number(kubectl(['get', 'agentprofile', profile.name, '-o', 'jsonpath={.metadata.generation}']));
-    await eventually(status, (s) => condition(s, 'Accepted')?.observedGeneration === generation && condition(s, 'Accepted')?.status === 'True', 'the staged change accepted');
+    await putAccepted(staged, 'the staged change accepted');
     // The pod as the injector admits it in that namespace: with the canary agent.
     await createPod(kc, ns, 'early', true, agentFor(staged, { 'kubernetes.io/metadata.name': ns }));
     await eventually(() => bindingSubjects(kc, NAME), (s) => s.includes(sa(ns, 'early')), 'the canary agent bound');
@@ -258,7 +263,7 @@ describe('rbac-syncer with AgentProfiles from the API', () => {
     const [inside, outside] = [await createTestNamespace(kc, 'scope-in', { ...LABELS, team: 'jobs' }), await createTestNamespace(kc, 'scope-out', LABELS)];
     namespaces.push(inside, outside);
     const scoped = agentProfileSchema.parse({ ...profile, namespaceSelector: { matchLabels: { team: 'jobs' } } });
-    putProfile(scoped);
+    await putAccepted(scoped, 'the scope accepted');
     // Pods as the webhook injected them before the scope (the selector changes nothing of the agent): both carry it.
     await createPod(kc, inside, 'default', true, profile);
     await createPod(kc, outside, 'default', true, profile);

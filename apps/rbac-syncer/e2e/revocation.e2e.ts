@@ -84,10 +84,11 @@ describe('revoking an agent\'s binding', () => {
     const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied');
     expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
     expect(Number(emptied?.metadata?.annotations?.[REVOKED_UNTIL_ANNOTATION])).toBeGreaterThan(Date.now());
-    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
+    // The guard reads the binding from the API server's cache, a moment after a read shows it.
+    await eventually(t.exec, (out) => out.includes(t.refused('held until a moment ago')), 'the guard refusing the revoked ServiceAccount');
     // Once the list has run out the binding goes, and the guard judges the ServiceAccount no more: its own grant lets it past admission.
     await eventually(t.binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
-    expect(await t.exec()).toMatch(PAST_ADMISSION);
+    await eventually(t.exec, (out) => PAST_ADMISSION.test(out), 'exec past admission');
   });
 
   it('dates each ServiceAccount it lists by its own removal, and deletes the binding once the last has run out', async () => {
@@ -120,9 +121,10 @@ describe('revoking an agent\'s binding', () => {
     await rbac.patchClusterRole({ name: BINDING, body: [{ op: 'remove', path: '/metadata/labels/app.kubernetes.io~1managed-by' }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
     const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding emptied at once');
     expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
-    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
+    // The guard reads the binding from the API server's cache, a moment after a read shows it.
+    await eventually(t.exec, (out) => out.includes(t.refused('held until a moment ago')), 'the guard refusing the revoked ServiceAccount');
     await eventually(t.binding, (b) => b === undefined, 'the binding deleted after REVOKED_KEEP', 60_000);
-    expect(await t.exec()).toMatch(PAST_ADMISSION);
+    await eventually(t.exec, (out) => PAST_ADMISSION.test(out), 'exec past admission');
     // Outrigger's again: bound again.
     await rbac.patchClusterRole({ name: BINDING, body: [{ op: 'add', path: '/metadata/labels/app.kubernetes.io~1managed-by', value: MANAGED_BY_VALUE }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
     await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'bound again');
@@ -136,10 +138,11 @@ describe('revoking an agent\'s binding', () => {
     const emptied = await eventually(t.binding, (b) => b !== undefined && (b.subjects ?? []).length === 0, 'the binding of the old role emptied');
     expect(emptied?.roleRef.name).toBe(BINDING);
     expect(emptied?.metadata?.annotations?.[REVOKED_ANNOTATION]).toBe(`${t.tenant}/default`);
-    expect(await t.exec()).toContain(t.refused('held until a moment ago'));
+    // The guard reads the binding from the API server's cache, a moment after a read shows it.
+    await eventually(t.exec, (out) => out.includes(t.refused('held until a moment ago')), 'the guard refusing the revoked ServiceAccount');
     const rebound = await eventually(t.binding, (b) => b?.roleRef.name === RENAMED && (b.subjects ?? []).length === 1, 'bound to the new role after REVOKED_KEEP', 60_000);
     expect(rebound?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'default', namespace: t.tenant }]);
-    expect(await t.exec()).toContain(t.refused('holds'));
+    await eventually(t.exec, (out) => out.includes(t.refused('holds')), 'the guard refusing the rebound ServiceAccount');
   });
 });
 
