@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the local cluster, the image builds and the XXL-JOB protocol driver
-# (apps/xxl-agent/compat: Maven, JDK 17) need (root; Debian or Ubuntu).
+# Installs the Debian packages the local cluster, the image builds, the XXL-JOB protocol driver
+# (apps/xxl-agent/compat: Maven, JDK 17) and the agent's race-detected tests (gcc) need (root; Debian or Ubuntu).
 # Everything else (Kubernetes, containerd, CoreDNS) is built from Go modules by tools/*/build.sh.
 set -euo pipefail
-packages=(buildah runc mmdebstrap containernetworking-plugins iptables busybox-static uidmap curl maven openjdk-17-jdk-headless)
+packages=(buildah runc mmdebstrap containernetworking-plugins iptables busybox-static uidmap curl maven openjdk-17-jdk-headless gcc libc6-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0
