@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sampleBindings } from './binding-sampler.ts';
 import { churnPods } from './pod-churn.ts';
-import { agentOf, boundServiceAccounts, createNamespace, eventually, injectorsHold, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
+import { agentOf, boundServiceAccounts, createNamespace, eventually, injectorsHold, injectorsHoldNamespaces, kubectl, outrigger, outriggerAsync, type PodJson, pods, scaleOutrigger } from './support.ts';
 
 // Day 2 on a real cluster: the agent's image changes, `outrigger agents` tells which workloads run
 // the earlier one, `outrigger rollout restart` replaces them through their own rollouts while pods
@@ -184,12 +184,13 @@ describe('a canary to one namespace: only its new pods get the new agent; rolled
   const profileStatus = () => (JSON.parse(kubectl(['get', 'agentprofile', 'xxl-job', '-o', 'json'])) as { status?: { agents?: { canary?: number; outdatedRevisions?: { revision: string }[] }; observedGeneration?: number } }).status;
   let ring: string;
   let rest: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     tagNext();
     ring = createNamespace('canary-ring');
     rest = createNamespace('canary-rest');
     namespaces.push(ring, rest);
     kubectl(['label', 'namespace', ring, `${RING}=true`]);
+    await injectorsHoldNamespaces();
     for (const ns of [ring, rest]) {
       kubectl(['create', 'serviceaccount', 'agent', '-n', ns]);
       const web = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'c-web' }, spec: { replicas: 2, selector: { matchLabels: { app: 'c-web' } }, template: { ...template('c-web'), spec: { ...template('c-web').spec, serviceAccountName: 'agent' } } } };

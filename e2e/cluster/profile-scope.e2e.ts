@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { boundServiceAccounts, createNamespace, eventually, execAs, injectorsHold, kubectl, kubectlJson, type PodJson } from './support.ts';
+import { boundServiceAccounts, createNamespace, eventually, execAs, injectorsHold, injectorsHoldNamespaces, kubectl, kubectlJson, type PodJson } from './support.ts';
 
 // A profile for some teams only (spec.namespaceSelector) and an agent sized per pod within the
 // profile's bounds (spec.overrides): injection, bindings, the exec guard, the status count and the
@@ -90,6 +90,7 @@ beforeAll(async () => {
   teamB = createNamespace('scope-b');
   kubectl(['label', 'namespace', teamA, `${TEAM}=a`]);
   kubectl(['label', 'namespace', teamB, `${TEAM}=b`]);
+  await injectorsHoldNamespaces();
   // The admin's deliberate step for a new profile with RBAC: the syncer may write and bind its role, by name.
   const rules = (JSON.parse(originalSyncerRole) as { rules: { resources: string[]; resourceNames?: string[] }[] }).rules;
   const patch = rules.flatMap((rule, i) => (rule.resourceNames && rule.resources[0] === 'clusterroles' ? [{ op: 'add', path: `/rules/${i}/resourceNames/-`, value: ROLE }] : []));
@@ -152,16 +153,9 @@ describe('agent resources within the profile\'s bounds (spec.overrides) on the r
       const sized = runPod(teamA, 'sized', { [`${PREFIX}limits.memory`]: '48Mi', [`${PREFIX}requests.memory`]: '24Mi' });
       expect(agentIn(sized)?.resources).toEqual({ requests: { cpu: '10m', memory: '24Mi' }, limits: { cpu: '100m', memory: '48Mi' } });
       expect(cgroupMemoryLimit(teamA, 'sized')).toBe(48 * MIB);
-      // Each injector replica learns the namespace's annotation from its own watch: a create that
-      // reached one still without it is deleted and made again.
-      await eventually(() => {
-        const created = JSON.parse(kubectl(['create', '-n', teamA, '-o', 'json', '-f', '-'], podYaml('defaulted'))) as PodJson;
-        const memory = agentIn(created)?.resources?.limits?.['memory'];
-        if (memory === '96Mi') return;
-        kubectl(['delete', 'pod', 'defaulted', '-n', teamA, '--wait']);
-        throw new Error(`the agent got a ${memory} memory limit`);
-      }, 'a pod created with the namespace default', 30_000);
-      const defaulted = readyPod(teamA, 'defaulted');
+      // Each injector replica learns the namespace's annotation from its own watch.
+      await injectorsHoldNamespaces();
+      const defaulted = runPod(teamA, 'defaulted');
       expect(agentIn(defaulted)?.resources).toEqual({ requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '96Mi' } });
       expect(cgroupMemoryLimit(teamA, 'defaulted')).toBe(96 * MIB);
     } finally {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
 import { awaitRunLog, triggerShellJob } from '@outrigger/control-plane';
 import { POD_NAME_EXTRA } from '@outrigger/install';
 
@@ -11,7 +12,7 @@ const { kubeconfigPath, binDir } = inject('cluster');
 const kubectlBin = join(binDir, 'kubectl');
 const execFileAsync = promisify(execFile);
 
-export const INJECTION_LABEL = 'outrigger.dev/injection=enabled';
+export const INJECTION_LABEL = `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`;
 export const OUTRIGGER_NAMESPACE = 'outrigger-system';
 
 /** kubectl against the suite's cluster; throws with kubectl's own message. */
@@ -101,6 +102,13 @@ export function pods(namespace: string, selector: string): PodJson[] {
   return kubectlJson<{ items: PodJson[] }>(['get', 'pods', '-n', namespace, '-l', selector]).items;
 }
 
+/** Each ready injector replica's /readyz details, through the API server's pod proxy. */
+function injectorReadyz(): Array<{ pod: string; details: { profiles?: { generations?: Record<string, number> }; namespaces?: { held?: number; digest?: string } } }> {
+  const ready = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-injector').filter((p) => !p.metadata.deletionTimestamp && p.status.containerStatuses?.every((c) => c.ready));
+  if (ready.length === 0) throw new Error('no injector replica is ready');
+  return ready.map((pod) => ({ pod: pod.metadata.name, details: JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${OUTRIGGER_NAMESPACE}/pods/https:${pod.metadata.name}:8443/proxy/readyz`])).details ?? {} }));
+}
+
 /**
  * Waits until every ready injector replica holds AgentProfile `name` at the generation the API
  * server has (none once it is deleted): each replica watches on its own, and a dry run reaches one.
@@ -109,14 +117,22 @@ export async function injectorsHold(name: string, timeoutMs = 60_000): Promise<v
   await eventually(() => {
     const stored = kubectl(['get', 'agentprofile', name, '--ignore-not-found', '-o', 'jsonpath={.metadata.generation}']);
     const want = stored ? Number(stored) : undefined;
-    const ready = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-injector').filter((p) => !p.metadata.deletionTimestamp && p.status.containerStatuses?.every((c) => c.ready));
-    if (ready.length === 0) throw new Error('no injector replica is ready');
-    for (const pod of ready) {
-      const readyz = JSON.parse(kubectl(['get', '--raw', `/api/v1/namespaces/${OUTRIGGER_NAMESPACE}/pods/https:${pod.metadata.name}:8443/proxy/readyz`])) as { details?: { profiles?: { generations?: Record<string, number> } } };
-      const held = readyz.details?.profiles?.generations?.[name];
-      if (held !== want) throw new Error(`injector ${pod.metadata.name} holds generation ${held ?? 'none'} of AgentProfile ${name}, the API server ${want ?? 'none'}`);
+    for (const { pod, details } of injectorReadyz()) {
+      const held = details.profiles?.generations?.[name];
+      if (held !== want) throw new Error(`injector ${pod} holds generation ${held ?? 'none'} of AgentProfile ${name}, the API server ${want ?? 'none'}`);
     }
   }, `every injector replica to hold AgentProfile ${name} as stored`, timeoutMs);
+}
+
+/** Waits until every ready injector replica holds the labelled namespaces as the API server lists them (their digest, as `outrigger check` compares it). */
+export async function injectorsHoldNamespaces(timeoutMs = 60_000): Promise<void> {
+  await eventually(() => {
+    const listed = kubectlJson<{ items: Array<{ metadata: { name: string; resourceVersion: string } }> }>(['get', 'namespaces', '-l', INJECTION_LABEL]).items;
+    const want = namespacesDigest(listed.map(({ metadata }) => metadata));
+    for (const { pod, details } of injectorReadyz()) {
+      if (details.namespaces?.digest !== want) throw new Error(`injector ${pod} holds ${details.namespaces?.held ?? 'no'} labelled namespaces (digest ${details.namespaces?.digest ?? 'none'}), the API server lists ${listed.length} (digest ${want})`);
+    }
+  }, 'every injector replica to hold the labelled namespaces as stored', timeoutMs);
 }
 
 /** The agent container, wherever the profile put it (a container, or a native-sidecar init container). */

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom, repoRoot, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './injector-process.js';
@@ -44,6 +44,19 @@ function review(annotations: Record<string, string>, to = injector): Promise<{ a
   });
 }
 
+/** The labelled namespaces as the injector's /readyz holds them, and as the API server lists them now. */
+async function heldAndListed(): Promise<{ held: { held: number; digest: string } | undefined; listed: { count: number; digest: string } }> {
+  const text = await new Promise<string>((resolve, reject) => {
+    request(new URL('/readyz', injector.baseUrl), { ca: injector.ca }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
+    }).on('error', reject).end();
+  });
+  const items = (JSON.parse(kubectl('get', 'namespaces', '-l', `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`, '-o', 'json')) as { items: Array<{ metadata: { name: string; resourceVersion: string } }> }).items;
+  const listed = { count: items.length, digest: namespacesDigest(items.map(({ metadata }) => metadata)) };
+  return { held: (JSON.parse(text) as { details?: { namespaces?: { held: number; digest: string } } }).details?.namespaces, listed };
+}
+
 async function eventually<T>(what: string, probe: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + 20_000;
   let last: T | undefined;
@@ -81,6 +94,15 @@ describe('a namespace\'s resource defaults for an agent', () => {
     expect(refused.status?.message).toBe(`annotation ${KEY} of namespace ${namespace}: "1Gi" is outside the bounds of profile config-agent: limits.memory from 32Mi to 512Mi`);
     // The pod's own in-bounds value still wins over the namespace's.
     expect((await review({ [KEY]: '64Mi' })).allowed).toBe(true);
+  });
+
+  it('are reported by /readyz as a digest equal to the API server\'s list, which follows a namespace\'s change', async () => {
+    const before = await eventually('the injector to hold the namespaces listed', heldAndListed, ({ held, listed }) => held?.digest === listed.digest);
+    expect(before.held?.held).toBe(before.listed.count);
+    kubectl('annotate', '--overwrite', 'namespace', namespace, `${KEY}=96Mi`);
+    const after = await eventually('the injector to hold the annotated namespace', heldAndListed, ({ held, listed }) => held?.digest === listed.digest && listed.digest !== before.listed.digest);
+    expect(after.held?.digest).not.toBe(before.held?.digest);
+    expect((await review({})).patch).toContain('"resources":{"limits":{"memory":"96Mi"}}');
   });
 
   it('are never skipped: while the namespaces cannot be listed, an opted-in pod is refused at once naming why, though the profiles are known', async () => {

@@ -72,6 +72,7 @@ export {
 } from './webhook-configuration.js';
 export { GO_BOOL_SPELLINGS, parseGoBool } from './go-bool.js';
 export { canonicalJson } from './canonical-json.js';
+export { namespacesDigest, type HeldNamespace } from './namespaces-digest.js';
 export * from './json-value.js';
 export { err, ok, type Result } from './result.js';
 

@@ -1,4 +1,5 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
+import { namespacesDigest } from '@outrigger/admission';
 import { execGuardBinding, execGuardName, execGuardPolicy, projectGuardBinding, projectGuardPolicy } from '@outrigger/install';
 import { issueCertificate, parseCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +39,9 @@ const PROFILE = {
   podSecurity: 'restricted' as const,
 };
 
+const SHOP = { name: 'shop', resourceVersion: '812' };
+const HOLDS_SHOP = { held: 1, digest: namespacesDigest([SHOP]) };
+
 const healthy: InstallState = {
   namespace: 'outrigger-system',
   now: NOW,
@@ -55,12 +59,12 @@ const healthy: InstallState = {
   ],
   servingSecret: { name: 'outrigger-injector-tls', certificate: leaf },
   injectorReplicas: [
-    { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 } },
-    { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 } },
+    { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
+    { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
   ],
   leases: [LEASE],
   profiles: [PROFILE],
-  labelledNamespaces: ['shop'],
+  labelledNamespaces: [SHOP],
   execGuard: GUARD,
   namespacedExecGuard: shippedGuard('RoleBinding'),
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
@@ -223,6 +227,18 @@ describe('checkLines', () => {
     expect(syncerBehind.find((l) => l.check === 'profile xxl-job')).toMatchObject({ result: 'fail', message: 'the rbac-syncer has seen generation 3, the object is at 4' });
   });
 
+  it('fails the namespaces while a replica holds another view of them, naming it, and passes one that reads none', () => {
+    const annotated = { ...SHOP, resourceVersion: '813' };
+    const line = checkLines({ ...healthy, labelledNamespaces: [annotated] }).find((l) => l.check === 'namespaces');
+    expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`outrigger-injector-a holds 1 (digest ${HOLDS_SHOP.digest}), outrigger-injector-b holds 1`) });
+    const caughtUp = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } }));
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: caughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop; every injector replica holds them as they are' });
+    const unlabelledStill = checkLines({ ...healthy, labelledNamespaces: [] }).find((l) => l.check === 'namespaces');
+    expect(unlabelledStill?.result).toBe('fail');
+    const fromFile = healthy.injectorReplicas.map(({ namespaces: _held, ...r }) => r);
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: fromFile }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop' });
+  });
+
   it('fails a profile that is refused or not synced, with the reason the status gives', () => {
     const refused = { ...PROFILE, accepted: { status: 'False', reason: 'Invalid', message: 'spec.container.image: is required (generation 2 stays in force)' } };
     expect(checkLines({ ...healthy, profiles: [refused] }).find((l) => l.check === 'profile xxl-job')?.message).toBe('generation 3 not accepted: Invalid: spec.container.image: is required (generation 2 stays in force)');
@@ -246,7 +262,7 @@ describe('checkLines', () => {
       ...healthy,
       labelledNamespaces: [],
       servingSecret: { name: 'outrigger-injector-tls', certificate: soon },
-      injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter })),
+      injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter, namespaces: { held: 0, digest: namespacesDigest([]) } })),
     });
     expect(failed(lines)).toEqual([]);
     expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);

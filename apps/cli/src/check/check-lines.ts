@@ -1,4 +1,5 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
+import { namespacesDigest } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
@@ -169,9 +170,18 @@ function profiles({ profiles, injectorReplicas, install }: InstallState): CheckL
   });
 }
 
-function namespaces({ labelledNamespaces }: InstallState): CheckLine {
+function namespaces({ labelledNamespaces, injectorReplicas }: InstallState): CheckLine {
+  const digest = namespacesDigest(labelledNamespaces);
+  const behind = injectorReplicas.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
+  if (behind.length > 0) {
+    const which = behind.map((r) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`).join(', ');
+    const message = `${labelledNamespaces.length} labelled (digest ${digest}), but ${which}: it applies other resource defaults, canaries and Pod Security levels than the namespaces now set`;
+    return fail('namespaces', message, 'an injector that cannot watch namespaces keeps the last ones it saw: see its logs; a namespace changed while check ran shows here too: run check again');
+  }
   if (labelledNamespaces.length === 0) return warn('namespaces', 'no namespace is labelled outrigger.dev/injection=enabled: nothing is injected', 'kubectl label namespace <ns> outrigger.dev/injection=enabled');
-  return pass('namespaces', `${labelledNamespaces.length} labelled: ${labelledNamespaces.slice(0, 5).join(', ')}${labelledNamespaces.length > 5 ? ', …' : ''}`);
+  const names = labelledNamespaces.map((n) => n.name);
+  const held = injectorReplicas.some((r) => r.namespaces !== undefined) ? '; every injector replica holds them as they are' : '';
+  return pass('namespaces', `${names.length} labelled: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}${held}`);
 }
 
 /**

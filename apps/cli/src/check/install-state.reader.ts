@@ -85,7 +85,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     injectorReplicas,
     leases: leaseObjs.map(leaseView),
     profiles: profileObjs.map(profileView),
-    labelledNamespaces: namespaceObjs.map((n) => String(n.metadata?.name)),
+    labelledNamespaces: namespaceObjs.map((n) => ({ name: String(n.metadata?.name), resourceVersion: String(n.metadata?.resourceVersion ?? '') })),
     execGuard,
     namespacedExecGuard,
     syncerConfinement,
@@ -204,12 +204,14 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
     const body = JSON.parse(text) as { details?: Json };
     const certificate = body.details?.certificate;
     const profiles = body.details?.profiles;
+    const namespaces = body.details?.namespaces;
     return {
       pod: name,
       ready: response.status === 200,
       ...(typeof certificate?.fingerprint256 === 'string' ? { fingerprint256: certificate.fingerprint256 } : {}),
       ...(typeof certificate?.notAfter === 'string' ? { notAfter: new Date(certificate.notAfter) } : {}),
       ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
+      ...(typeof namespaces?.digest === 'string' && typeof namespaces.held === 'number' ? { namespaces: { held: namespaces.held, digest: namespaces.digest } } : {}),
       ...(response.status === 200 ? {} : { problem: `not ready: ${JSON.stringify(body.details ?? body)}` }),
     };
   } catch (error) {

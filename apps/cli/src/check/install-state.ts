@@ -1,4 +1,5 @@
 import type { PodSecurityLevel } from '@outrigger/agent-profiles';
+import type { HeldNamespace } from '@outrigger/admission';
 import type { GuardBindingView, GuardPolicyView } from '@outrigger/install';
 import type { AgentScan } from '../agents/agent-scan.reader.js';
 import type { InstallIdentity } from '../install-identity.js';
@@ -24,7 +25,8 @@ export interface InstallState {
   readonly injectorReplicas: readonly InjectorReplicaView[];
   readonly leases: readonly LeaseView[];
   readonly profiles: readonly ProfileView[];
-  readonly labelledNamespaces: readonly string[];
+  /** The namespaces labelled for injection, at their resourceVersions (what the injector's digest is taken over). */
+  readonly labelledNamespaces: readonly HeldNamespace[];
   /** The rbac-syncer's exec guard of ClusterRoleBinding profiles (ValidatingAdmissionPolicy and binding from deploy/). */
   readonly execGuard: ExecGuardView;
   /** Its exec guard of RoleBinding profiles, likewise. */
@@ -76,6 +78,8 @@ export interface InjectorReplicaView {
   readonly notAfter?: Date;
   /** AgentProfile generation in force, by name. */
   readonly generations?: Readonly<Record<string, number>>;
+  /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */
+  readonly namespaces?: { readonly held: number; readonly digest: string };
   /** Why its /readyz could not be read, or why it is not ready. */
   readonly problem?: string;
 }

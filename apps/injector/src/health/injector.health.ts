@@ -38,7 +38,9 @@ export class InjectorHealth implements HealthChecks {
     const check = this.indicators.check('namespaces');
     const reason = this.namespaces.notReadyReason();
     if (reason) return check.down({ reason });
-    return check.up({ podSecurityLabels: this.namespaces.watched() ? 'watched' : 'not read (PROFILES_FILE)' });
+    const held = this.namespaces.held();
+    // held and digest: what `outrigger check` compares with its own list of the labelled namespaces.
+    return check.up(held ? { podSecurityLabels: 'watched', held: held.count, digest: held.digest } : { podSecurityLabels: 'not read (PROFILES_FILE)' });
   }
 
   certificate() {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
 import { OVERRIDABLE_RESOURCES, parsePodSecurityLevel, POD_SECURITY_ENFORCE_LABEL, type PodSecurityLevel } from '@outrigger/agent-profiles';
 import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
 import { KUBE_CLIENT } from '@outrigger/service';
@@ -14,6 +14,8 @@ interface InjectionNamespace {
   readonly labels: Readonly<Record<string, string>>;
   /** Its `<prefix><resource>` annotations: the agents' resource defaults. */
   readonly resourceDefaults: Readonly<Record<string, string>>;
+  /** The object's resourceVersion: what `digest` is taken over. */
+  readonly resourceVersion: string;
 }
 
 /**
@@ -43,6 +45,7 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
       project: (namespace) => ({
         labels: namespace.metadata?.labels ?? {},
         resourceDefaults: Object.fromEntries(Object.entries(namespace.metadata?.annotations ?? {}).filter(([key]) => OVERRIDE_KEY.test(key))),
+        resourceVersion: namespace.metadata?.resourceVersion ?? '',
       }),
       onError: (_error, info) => this.logger.warn(`watch namespaces: ${info.message}`),
     }).start();
@@ -70,6 +73,13 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
   /** The resource-default annotations of `namespace`; undefined when it is not labelled for injection or nothing is watched. */
   annotations(namespace: string): Readonly<Record<string, string>> | undefined {
     return this.reflector?.get(namespace)?.resourceDefaults;
+  }
+
+  /** How many namespaces are held and their digest, which `outrigger check` compares with the API server's; undefined when nothing is watched. */
+  held(): { readonly count: number; readonly digest: string } | undefined {
+    if (!this.reflector) return undefined;
+    const entries = this.reflector.entries();
+    return { count: entries.length, digest: namespacesDigest(entries.map(([name, { resourceVersion }]) => ({ name, resourceVersion }))) };
   }
 
   /** Undefined once the first list completed (or when nothing is watched), else why not. */
