@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CERT_MANAGER_CONFINEMENT_NAME, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, scaleOutrigger } from './support.ts';
+import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, pods, scaleOutrigger } from './support.ts';
 
 interface CheckLine {
   readonly check: string;
@@ -32,6 +33,21 @@ function expectFailing(output: CheckOutput, required: readonly string[], alsoAll
   const failed = failing(output);
   expect(failed).toEqual(expect.arrayContaining([...required]));
   expect(failed.filter((c) => !required.includes(c) && !alsoAllowed.includes(c))).toEqual([]);
+}
+
+/** The environment of a process of pod `name` on this node (the kubelet sets HOSTNAME to the pod's name); its pid first. */
+function podProcess(name: string): { pid: string; env: Map<string, string> } {
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue; // gone, or a kernel thread
+    }
+    const env = new Map(environ.split('\0').filter(Boolean).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as [string, string]));
+    if (env.get('HOSTNAME') === name && env.has('KUBERNETES_SERVICE_HOST')) return { pid, env };
+  }
+  throw new Error(`no process of pod ${name} on this node`);
 }
 
 /** Waits until `outrigger check` passes again (the services repair what a test broke). */
@@ -192,6 +208,39 @@ describe('outrigger check', () => {
     runFix(line.fix ?? '');
     await healthy();
     expect(overlayObjects()).toEqual(before);
+  });
+
+  it('fails the namespaces line naming the one injector replica that cannot watch them, and passes once it can again', async () => {
+    const [stalled, other] = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-injector')
+      .filter((p) => !p.metadata.deletionTimestamp)
+      .map((p) => p.metadata.name);
+    expect(other, 'the suite runs two injector replicas').toBeDefined();
+    const { pid, env } = podProcess(stalled ?? '');
+    // In that pod's network namespace only: nothing from the API server reaches it, and its own connections to it are reset, so its watches end and cannot start again.
+    const [host, port] = [env.get('KUBERNETES_SERVICE_HOST') ?? '', env.get('KUBERNETES_SERVICE_PORT') ?? ''];
+    const rules = [
+      ['INPUT', '-s', host, '-p', 'tcp', '--sport', port, '-j', 'DROP'],
+      ['OUTPUT', '-d', host, '-p', 'tcp', '--dport', port, '-j', 'REJECT', '--reject-with', 'tcp-reset'],
+    ];
+    const iptables = (op: '-A' | '-D', rule: string[]) => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const namespace = createNamespace('check-lag');
+    const added: string[][] = [];
+    try {
+      for (const rule of rules) {
+        iptables('-A', rule);
+        added.push(rule);
+      }
+      kubectl(['annotate', 'namespace', namespace, 'example.com/changed=yes']);
+      await eventually(() => {
+        const line = checkOutput().checks.find((c) => c.check === 'namespaces');
+        expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`but ${stalled} holds `) });
+        expect(line?.message).not.toContain(other);
+        expect(line?.hint).toMatch(/^an injector that cannot watch namespaces keeps the last ones it saw: see its logs/);
+      }, 'the namespaces line to name the stalled replica', 60_000);
+    } finally {
+      for (const rule of added) iptables('-D', rule);
+    }
+    await healthy();
   });
 
   it('fails when the services differ on a profile (the rbac-syncer has not seen its latest generation)', async () => {
