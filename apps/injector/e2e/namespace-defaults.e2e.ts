@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { createTestNamespace, kubeConfigFrom, repoRoot, writeTokenKubeconfig } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { heldAndListed } from './held-namespaces.js';
 import { startInjector, type RunningInjector } from './injector-process.js';
 
 // A namespace's resource defaults for an agent (its <prefix><resource> annotations), read by the
@@ -42,19 +43,6 @@ function review(annotations: Record<string, string>, to = injector): Promise<{ a
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
-}
-
-/** The labelled namespaces as the injector's /readyz holds them, and as the API server lists them now. */
-async function heldAndListed(): Promise<{ held: { held: number; digest: string } | undefined; listed: { count: number; digest: string } }> {
-  const text = await new Promise<string>((resolve, reject) => {
-    request(new URL('/readyz', injector.baseUrl), { ca: injector.ca }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body));
-    }).on('error', reject).end();
-  });
-  const items = (JSON.parse(kubectl('get', 'namespaces', '-l', `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`, '-o', 'json')) as { items: Array<{ metadata: { name: string; resourceVersion: string } }> }).items;
-  const listed = { count: items.length, digest: namespacesDigest(items.map(({ metadata }) => metadata)) };
-  return { held: (JSON.parse(text) as { details?: { namespaces?: { held: number; digest: string } } }).details?.namespaces, listed };
 }
 
 async function eventually<T>(what: string, probe: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
@@ -97,10 +85,10 @@ describe('a namespace\'s resource defaults for an agent', () => {
   });
 
   it('are reported by /readyz as a digest equal to the API server\'s list, which follows a namespace\'s change', async () => {
-    const before = await eventually('the injector to hold the namespaces listed', heldAndListed, ({ held, listed }) => held?.digest === listed.digest);
+    const before = await eventually('the injector to hold the namespaces listed', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest);
     expect(before.held?.held).toBe(before.listed.count);
     kubectl('annotate', '--overwrite', 'namespace', namespace, `${KEY}=96Mi`);
-    const after = await eventually('the injector to hold the annotated namespace', heldAndListed, ({ held, listed }) => held?.digest === listed.digest && listed.digest !== before.listed.digest);
+    const after = await eventually('the injector to hold the annotated namespace', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest && listed.digest !== before.listed.digest);
     expect(after.held?.digest).not.toBe(before.held?.digest);
     expect((await review({})).patch).toContain('"resources":{"limits":{"memory":"96Mi"}}');
   });

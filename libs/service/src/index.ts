@@ -10,3 +10,4 @@ export * from './logging.js';
 export * from './metrics.module.js';
 export * from './metrics.registry.js';
 export * from './strict-settings.js';
+export * from './watch-metrics.js';

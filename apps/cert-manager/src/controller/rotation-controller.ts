@@ -77,6 +77,7 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
 
   onApplicationBootstrap(): void {
     this.metrics.leader.set(0);
+    this.metrics.watches.observe(() => this.controller.status().watches);
     this.controller.run(
       () => this.run(),
       (_key, error, retryIn) => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { optionalGauge } from '@outrigger/service';
+import { optionalGauge, WatchMetrics } from '@outrigger/service';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../rotation/index.js';
 
@@ -11,6 +11,7 @@ export class CertManagerMetrics {
   readonly driftRepairs: Counter;
   readonly reconciles: Counter<'result'>;
   readonly failures: Counter<'step'>;
+  readonly watches: WatchMetrics;
   private last: MetricsSnapshot | undefined;
 
   constructor(@Inject(Registry) registry: Registry) {
@@ -44,6 +45,7 @@ export class CertManagerMetrics {
       labelNames: ['step'],
       registers: [registry],
     });
+    this.watches = new WatchMetrics(registry, 'outrigger_cert_manager');
   }
 
   observe(snapshot: MetricsSnapshot): void {

@@ -231,6 +231,11 @@ describe('checkLines', () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
     const line = checkLines({ ...healthy, labelledNamespaces: [annotated] }).find((l) => l.check === 'namespaces');
     expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`outrigger-injector-a holds 1 (digest ${HOLDS_SHOP.digest}), outrigger-injector-b holds 1`) });
+    expect(line?.message).toContain(': each applies other resource defaults');
+    expect(line?.hint).toContain('outrigger_injector_watch_restarts_total{resource="namespaces"}');
+    const oneBehind = healthy.injectorReplicas.map((r) => (r.pod === 'outrigger-injector-a' ? { ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } } : r));
+    const one = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: oneBehind }).find((l) => l.check === 'namespaces');
+    expect(one?.message).toMatch(/, but outrigger-injector-b holds 1 \(digest [0-9a-f]{16}\): it applies other resource defaults/);
     const caughtUp = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } }));
     expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: caughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop; every injector replica holds them as they are' });
     const unlabelledStill = checkLines({ ...healthy, labelledNamespaces: [] }).find((l) => l.check === 'namespaces');

@@ -163,7 +163,7 @@ function profiles({ profiles, injectorReplicas, install }: InstallState): CheckL
     const behind = injectorReplicas.filter((r) => r.generations !== undefined && r.generations[p.name] !== p.generation);
     if (behind.length > 0) {
       const which = behind.map((r) => `${r.pod} has ${r.generations?.[p.name] ?? 'none'}`).join(', ');
-      return fail(check, `the injector and the rbac-syncer differ: generation ${p.generation} is in force in the rbac-syncer, ${which}`, 'an injector that cannot watch AgentProfiles keeps the last ones it saw: see its logs');
+      return fail(check, `the injector and the rbac-syncer differ: generation ${p.generation} is in force in the rbac-syncer, ${which}`, 'an injector that cannot watch AgentProfiles keeps the last ones it saw: see its logs and its outrigger_injector_watch_restarts_total{resource="agentprofiles"}');
     }
     if (p.synced?.status !== 'True') return fail(check, `not synced: ${p.synced ? `${p.synced.reason}: ${p.synced.message}` : 'no Synced condition'}`, `kubectl get agentprofile ${p.name} -o yaml`);
     return pass(check, `generation ${p.generation} in force in both services; ${p.synced.message}; its agent meets Pod Security ${p.podSecurity ?? 'unknown'}`);
@@ -175,8 +175,8 @@ function namespaces({ labelledNamespaces, injectorReplicas }: InstallState): Che
   const behind = injectorReplicas.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
   if (behind.length > 0) {
     const which = behind.map((r) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`).join(', ');
-    const message = `${labelledNamespaces.length} labelled (digest ${digest}), but ${which}: it applies other resource defaults, canaries and Pod Security levels than the namespaces now set`;
-    return fail('namespaces', message, 'an injector that cannot watch namespaces keeps the last ones it saw: see its logs; a namespace changed while check ran shows here too: run check again');
+    const message = `${labelledNamespaces.length} labelled (digest ${digest}), but ${which}: ${behind.length === 1 ? 'it applies' : 'each applies'} other resource defaults, canaries and Pod Security levels than the namespaces now set`;
+    return fail('namespaces', message, 'an injector that cannot watch namespaces keeps the last ones it saw: see its logs and its outrigger_injector_watch_restarts_total{resource="namespaces"}; a namespace changed while check ran shows here too: run check again');
   }
   if (labelledNamespaces.length === 0) return warn('namespaces', 'no namespace is labelled outrigger.dev/injection=enabled: nothing is injected', 'kubectl label namespace <ns> outrigger.dev/injection=enabled');
   const names = labelledNamespaces.map((n) => n.name);

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { WatchMetrics } from '@outrigger/service';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 const OUTCOMES = ['injected', 'skipped', 'denied', 'invalid', 'error', 'unready'] as const;
@@ -12,6 +13,8 @@ export class InjectorMetrics {
   readonly profileReloads: Counter<'result'>;
   readonly certificateReloads: Counter<'result'>;
   readonly certificateExpiry: Gauge;
+  /** Each watch (AgentProfiles, labelled namespaces, the serving Secret) adds itself: a replica whose watch keeps failing serves what it last saw. */
+  readonly watches: WatchMetrics;
 
   constructor(@Inject(Registry) registry: Registry) {
     this.requests = new Counter({
@@ -47,5 +50,6 @@ export class InjectorMetrics {
     });
     // No sample until a certificate is served: prom-client starts a label-free gauge at 0, which reads as expired.
     this.certificateExpiry.remove({});
+    this.watches = new WatchMetrics(registry, 'outrigger_injector');
   }
 }

@@ -4,6 +4,7 @@ import { OVERRIDABLE_RESOURCES, parsePodSecurityLevel, POD_SECURITY_ENFORCE_LABE
 import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { injectorConfig, type InjectorConfig } from '../config/injector.config.js';
+import { InjectorMetrics } from '../metrics/injector.metrics.js';
 
 /** `<prefix><resource>`: the only namespace annotations the injector keeps (the agents' resource defaults). */
 const OVERRIDE_KEY = new RegExp(`/(${OVERRIDABLE_RESOURCES.map((r) => r.replace('.', '\\.')).join('|')})$`);
@@ -35,6 +36,7 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
   constructor(
     @Inject(injectorConfig.KEY) private readonly config: InjectorConfig,
     @Inject(KUBE_CLIENT) private readonly kube: KubeClient,
+    private readonly metrics: InjectorMetrics,
   ) {}
 
   onModuleInit(): void {
@@ -49,6 +51,8 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
       }),
       onError: (_error, info) => this.logger.warn(`watch namespaces: ${info.message}`),
     }).start();
+    const reflector = this.reflector;
+    this.metrics.watches.observe(() => ({ namespaces: reflector.status() }));
   }
 
   async onModuleDestroy(): Promise<void> {

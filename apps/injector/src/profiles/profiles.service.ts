@@ -57,6 +57,7 @@ export class ProfilesService implements OnModuleInit, OnModuleDestroy {
       path: resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL }),
       project: agentProfileEntry,
     });
+    this.metrics.watches.observe(() => this.controller?.status().watches ?? {});
     this.controller.run(() => this.resolve());
   }
 

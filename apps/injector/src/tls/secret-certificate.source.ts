@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Controller, type KubeClient, type KubeObject, type Reflector, resourcePath } from '@outrigger/kube';
+import { Controller, type KubeClient, type KubeObject, type Reflector, type ReflectorStatus, resourcePath } from '@outrigger/kube';
 import { LastGoodPairSource, type SourceEvents } from './certificate-source.js';
 
 interface SecretPair {
@@ -38,6 +38,11 @@ export class SecretCertificateSource extends LastGoodPairSource {
   /** The watch has the Secret and is up to date: its pair is the authority. */
   live(): boolean {
     return this.reflector !== undefined && this.reflector.status().viewComplete && this.reflector.keys().length > 0;
+  }
+
+  /** The Secret's watch, for metrics. */
+  watches(): Readonly<Record<string, ReflectorStatus>> {
+    return this.controller?.status().watches ?? {};
   }
 
   start(): this {

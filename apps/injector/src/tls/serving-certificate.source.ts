@@ -41,6 +41,7 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
     if (secret && this.kube) {
       const watched = new SecretCertificateSource(this.kube, secret, { changed: () => this.consider(watched.current()), refused });
       this.secret = watched.start();
+      this.metrics.watches.observe(() => watched.watches());
     }
   }
 

@@ -142,7 +142,7 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
       log: this.logger,
     });
     this.metrics.observeAgents(() => (view.pods ? this.inForce.map(({ profile }) => ({ profile: profile.name, counts: view.agentCounts(profile) })) : []));
-    this.metrics.observeWatches(() => Object.entries(this.controller.status().watches).map(([resource, s]) => ({ resource, ...s })));
+    this.metrics.watches.observe(() => this.controller.status().watches);
     this.metrics.observeExecGuard(() => (this.guardKinds().size > 0 ? view.execGuardProblems(this.guardKinds()) === undefined : undefined));
     if (!fromApi) await this.useProfiles(initial.map((profile) => ({ profile, generation: 0 })));
     this.controller.run(

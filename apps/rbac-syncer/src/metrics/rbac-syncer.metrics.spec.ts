@@ -17,18 +17,4 @@ describe('RbacSyncerMetrics', () => {
     inForce = true;
     expect(await guard()).toEqual(['outrigger_rbac_syncer_exec_guard_in_force 1']);
   });
-
-  it('counts watch restarts per resource, from 0', async () => {
-    const registry = createMetricsRegistry();
-    const metrics = new RbacSyncerMetrics(registry);
-    metrics.observeWatches(() => [
-      { resource: 'pods', restarts: 0 },
-      { resource: 'namespaces', restarts: 3 },
-    ]);
-    expect(await registry.metrics()).toMatch(/^# TYPE outrigger_rbac_syncer_watch_restarts_total counter$/m);
-    expect(await samples(registry, 'outrigger_rbac_syncer_watch_restarts_total')).toEqual([
-      'outrigger_rbac_syncer_watch_restarts_total{resource="pods"} 0',
-      'outrigger_rbac_syncer_watch_restarts_total{resource="namespaces"} 3',
-    ]);
-  });
 });

@@ -1,14 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { optionalGauge } from '@outrigger/service';
+import { optionalGauge, WatchMetrics } from '@outrigger/service';
 import { AGENT_STATES, type AgentStateName } from '@outrigger/sidecar';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-
-/** What the watches report at scrape time (read from the reflectors, never copied). */
-export interface WatchSample {
-  readonly resource: string;
-  readonly restarts: number;
-  readonly lastSyncAt?: Date;
-}
 
 /** One profile's live opted-in pods by the agent they run, read at scrape time. */
 export interface AgentSample {
@@ -25,14 +18,12 @@ export class RbacSyncerMetrics {
   readonly plannedSubjects: Histogram<'scope'>;
   readonly writes: Counter<'kind' | 'verb'>;
   readonly staleWrites: Counter<'kind'>;
-  readonly watchRestarts: Counter<'resource'>;
-  readonly lastSync: Gauge<'resource'>;
+  readonly watches: WatchMetrics;
   readonly leader: Gauge;
   readonly execGuard: Gauge;
   readonly agentPods: Gauge<'profile' | 'state'>;
   private execGuardSource: () => boolean | undefined = () => undefined;
   private agentSource: () => readonly AgentSample[] = () => [];
-  private watchSource: () => readonly WatchSample[] = () => [];
 
   constructor(@Inject(Registry) registry: Registry) {
     const registers = [registry];
@@ -59,25 +50,7 @@ export class RbacSyncerMetrics {
       labelNames: ['kind'],
       registers,
     });
-    // Arrow functions: prom-client calls collect() with the gauge as `this`.
-    const samples = () => this.watchSource();
-    this.watchRestarts = new Counter({
-      name: 'outrigger_rbac_syncer_watch_restarts_total',
-      help: 'List/watch restarts after errors, per watched resource.',
-      labelNames: ['resource'],
-      registers,
-      collect: () => {
-        this.watchRestarts.reset();
-        samples().forEach((w) => this.watchRestarts.inc({ resource: w.resource }, w.restarts));
-      },
-    });
-    this.lastSync = new Gauge({
-      name: 'outrigger_rbac_syncer_last_sync_timestamp_seconds',
-      help: 'Last complete list of each watched resource.',
-      labelNames: ['resource'],
-      registers,
-      collect: () => samples().forEach((w) => w.lastSyncAt && this.lastSync.set({ resource: w.resource }, w.lastSyncAt.getTime() / 1000)),
-    });
+    this.watches = new WatchMetrics(registry, 'outrigger_rbac_syncer');
     // profile × state only: never a label per pod, workload or namespace.
     this.agentPods = new Gauge({
       name: 'outrigger_rbac_syncer_agent_pods',
@@ -109,10 +82,5 @@ export class RbacSyncerMetrics {
   /** Where the agent counts are read from at scrape time. */
   observeAgents(source: () => readonly AgentSample[]): void {
     this.agentSource = source;
-  }
-
-  /** Where the watch metrics read from at scrape time. */
-  observeWatches(source: () => readonly WatchSample[]): void {
-    this.watchSource = source;
   }
 }
