@@ -35,7 +35,7 @@ export interface ControllerOptions<K = string> {
 }
 
 /** One watch, declared: a Reflector whose changes queue keys. */
-export interface WatchOptions<P, K = string> extends Omit<ReflectorOptions<P>, 'onAdd' | 'onUpdate' | 'onDelete' | 'onSynced' | 'onError' | 'deadStreamTimeoutMs'> {
+export interface WatchOptions<P, K = string, V = never> extends Omit<ReflectorOptions<P, V>, 'onAdd' | 'onUpdate' | 'onDelete' | 'onSynced' | 'onError' | 'deadStreamTimeoutMs'> {
   /**
    * The keys an object's projection concerns (called for the new and, on update and delete, the
    * old projection). Without it, any change queues every key.
@@ -64,7 +64,7 @@ export interface ControllerStatus {
  * Lease released so a standby takes over at once, watches). Watches may be added while running.
  */
 export class Controller<K = string> {
-  private readonly declared = new Map<string, Reflector<unknown>>();
+  private readonly declared = new Map<string, Reflector<unknown, unknown>>();
   private readonly queue: WorkQueue<K>;
   private readonly elector: LeaderElector | undefined;
   private readonly errorPolicies: ErrorPolicy<K>[] = [];
@@ -92,7 +92,7 @@ export class Controller<K = string> {
   }
 
   /** Declares a watch under `name` (the resource, for status and metrics) and returns its store. */
-  watches<P>(name: string, options: WatchOptions<P, K>): Reflector<P> {
+  watches<P, V = never>(name: string, options: WatchOptions<P, K, V>): Reflector<P, V> {
     if (this.declared.has(name)) throw new Error(`watch ${name} is declared twice`);
     const { mapper, onChange, resyncOnList = true, ...reflector } = options;
     const changed = (...values: P[]) => {
@@ -100,7 +100,7 @@ export class Controller<K = string> {
       if (!mapper) return this.enqueueAll();
       for (const value of values) for (const key of mapper(value)) this.enqueue(key);
     };
-    const watch = new Reflector<P>(this.kc, {
+    const watch = new Reflector<P, V>(this.kc, {
       ...reflector,
       ...(this.options.deadStreamTimeoutMs === undefined ? {} : { deadStreamTimeoutMs: this.options.deadStreamTimeoutMs }),
       onAdd: (_key, value) => changed(value),
@@ -112,7 +112,7 @@ export class Controller<K = string> {
       },
       onError: (_error: unknown, info: ApiErrorInfo) => this.options.log.warn(`watch ${name}: ${info.message}`),
     });
-    this.declared.set(name, watch as Reflector<unknown>);
+    this.declared.set(name, watch as Reflector<unknown, unknown>);
     if (this.processing) watch.start();
     return watch;
   }

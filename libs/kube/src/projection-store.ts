@@ -11,15 +11,17 @@ export type ProjectionChange<P> =
  * changed, and nothing when a new projection equals the stored one, so consumers are not woken
  * by status churn in fields they do not project.
  */
-export interface ProjectionStoreOptions<P> {
+export interface ProjectionStoreOptions<P, V = never> {
   /** Projection equality; deep equality by default. */
   readonly equals?: (a: P, b: P) => boolean;
   /**
    * Files each projection under keys within groups (as client-go's indexers do), so a consumer can
    * ask which keys of one group are in use without walking every projection or every other group.
    * It must be a pure function of the projection: the store computes it again to release an entry.
+   * An entry may carry a typed value, which its key identifies (equal keys, equal values): the store
+   * hands it back with indexValues(), so the key is never parsed.
    */
-  readonly index?: (value: P) => readonly IndexEntry[];
+  readonly index?: (value: P) => readonly IndexEntry<V>[];
   /**
    * Projections with the same share key are equal: the store keeps one instance of them, so
    * thousands of objects that project alike (pods of one ServiceAccount) cost one projection.
@@ -27,18 +29,20 @@ export interface ProjectionStoreOptions<P> {
   readonly share?: (value: P) => string;
 }
 
-/** Where a projection is filed: a group, and a key within it. */
-export type IndexEntry = readonly [group: string, key: string];
+/** Where a projection is filed: a group, a key within it, and what the key stands for (if anything). */
+export type IndexEntry<V = never> = readonly [group: string, key: string] | readonly [group: string, key: string, value: V];
 
-export class ProjectionStore<P> {
+export class ProjectionStore<P, V = never> {
   private readonly items = new Map<string, P>();
   /** Index group → key → how many stored projections carry it. */
   private readonly counts = new Map<string, Map<string, number>>();
+  /** Index group → key → the value its entries carry, for keys in use whose entries carry one. */
+  private readonly values = new Map<string, Map<string, V>>();
   /** The one instance stored per share key, and how many objects hold it. */
   private readonly shared: SharedInstances<P> | undefined;
   private readonly equals: (a: P, b: P) => boolean;
 
-  constructor(private readonly options: ProjectionStoreOptions<P> = {}) {
+  constructor(private readonly options: ProjectionStoreOptions<P, V> = {}) {
     this.equals = options.equals ?? isDeepStrictEqual;
     this.shared = options.share ? new SharedInstances(options.share) : undefined;
   }
@@ -68,9 +72,11 @@ export class ProjectionStore<P> {
     return (this.counts.get(group) ?? NO_KEYS).keys();
   }
 
-  /** The keys of `group` in use, each with how many stored projections carry it. */
-  indexCounts(group: string): IterableIterator<[string, number]> {
-    return (this.counts.get(group) ?? NO_KEYS).entries();
+  /** The values the entries of `group` in use carry, each with how many stored projections carry it. */
+  *indexValues(group: string): IterableIterator<[V, number]> {
+    const values = this.values.get(group);
+    if (!values) return;
+    for (const [key, value] of values) yield [value, this.counts.get(group)?.get(key) ?? 0];
   }
 
   /** Stores `value` under `key`; `undefined` (the object is not of interest) removes the key. */
@@ -111,13 +117,24 @@ export class ProjectionStore<P> {
     for (const [group, key] of old === undefined ? [] : index(old)) {
       const keys = this.counts.get(group);
       const count = (keys?.get(key) ?? 0) - 1;
-      if (count > 0) keys?.set(key, count);
-      else keys?.delete(key);
+      if (count > 0) {
+        keys?.set(key, count);
+        continue;
+      }
+      keys?.delete(key);
       if (keys?.size === 0) this.counts.delete(group);
+      const values = this.values.get(group);
+      if (values?.delete(key) && values.size === 0) this.values.delete(group);
     }
-    for (const [group, key] of value === undefined ? [] : index(value)) {
+    for (const entry of value === undefined ? [] : index(value)) {
+      const [group, key] = entry;
       const keys = this.counts.get(group) ?? new Map<string, number>();
-      this.counts.set(group, keys.set(key, (keys.get(key) ?? 0) + 1));
+      const count = (keys.get(key) ?? 0) + 1;
+      this.counts.set(group, keys.set(key, count));
+      if (entry.length === 3 && count === 1) {
+        const values = this.values.get(group) ?? new Map<string, V>();
+        this.values.set(group, values.set(key, entry[2]));
+      }
     }
   }
 

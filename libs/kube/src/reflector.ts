@@ -8,7 +8,7 @@ import { ProjectionStore, type ProjectionChange, type ProjectionStoreOptions } f
 import { SharedInstances } from './shared-instances.js';
 import { streamWatch, type WatchEvent } from './watch-stream.js';
 
-export interface ReflectorOptions<P> {
+export interface ReflectorOptions<P, V = never> {
   /** Collection path: `/api/v1/pods` (cluster-wide) or `/api/v1/namespaces/ns/pods`; see resourcePath(). */
   readonly path: string;
   /**
@@ -50,7 +50,7 @@ export interface ReflectorOptions<P> {
   /** Projection equality; updates that change nothing are not delivered. Deep equality by default. */
   readonly equals?: ProjectionStoreOptions<P>['equals'];
   /** Files each projection under keys within groups, counted as projections come and go; see indexKeys(). */
-  readonly index?: ProjectionStoreOptions<P>['index'];
+  readonly index?: ProjectionStoreOptions<P, V>['index'];
   /** Keeps one instance of projections with the same key; see ProjectionStoreOptions. */
   readonly share?: ProjectionStoreOptions<P>['share'];
   readonly onAdd?: (key: string, value: P) => void;
@@ -98,8 +98,8 @@ const INITIAL_EVENTS_ENDED = Symbol('initial events ended');
  * and deletes, including deletes of objects that vanished while it was disconnected (found by
  * diffing each relist against the store).
  */
-export class Reflector<P> {
-  private readonly store: ProjectionStore<P>;
+export class Reflector<P, V = never> {
+  private readonly store: ProjectionStore<P, V>;
   private readonly backoff: Backoff;
   private state: { -readonly [K in keyof ReflectorStatus]: ReflectorStatus[K] } = {
     hasSynced: false,
@@ -119,7 +119,7 @@ export class Reflector<P> {
 
   constructor(
     private readonly kc: KubeClient,
-    private readonly options: ReflectorOptions<P>,
+    private readonly options: ReflectorOptions<P, V>,
   ) {
     this.store = new ProjectionStore({ equals: options.equals, index: options.index, share: options.share });
     this.backoff = new Backoff({ ...DEFAULT_BACKOFF, ...options.backoff });
@@ -188,9 +188,9 @@ export class Reflector<P> {
     return this.store.indexKeys(group);
   }
 
-  /** The same, each with how many stored projections carry it. */
-  indexCounts(group: string): IterableIterator<[string, number]> {
-    return this.store.indexCounts(group);
+  /** The values the entries of an index group in use carry, each with how many stored projections carry it. */
+  indexValues(group: string): IterableIterator<[V, number]> {
+    return this.store.indexValues(group);
   }
 
   private async run(): Promise<void> {

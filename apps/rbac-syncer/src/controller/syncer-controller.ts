@@ -7,7 +7,7 @@ import { execGuardName, projectGuardBinding, projectGuardPolicy, rbacSyncerBaseP
 import { KUBE_CLIENT } from '@outrigger/service';
 import { type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
-import { agentCountEntries } from '../desired/agent-counts.js';
+import { agentCountEntries, type AgentCountValue } from '../desired/agent-counts.js';
 import { podSubjectEntries } from '../desired/live-subjects.js';
 import { POD_PROTOBUF_SCHEMA, podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
 import type { StoredCondition } from '../desired/profile-status.js';
@@ -205,7 +205,7 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
   }
 
   private watchPods(): void {
-    this.view.pods = this.controller.watches<PodView>('pods', {
+    this.view.pods = this.controller.watches<PodView, AgentCountValue>('pods', {
       path: resourcePath({ apiVersion: 'v1', resource: 'pods' }),
       // Whole pods are parsed a page at a time and dropped for their projection: small pages, small peaks.
       pageSize: this.config.podPageSize,

@@ -1,7 +1,7 @@
 import { type AgentProfile, type AgentProfileEntry, profileAppliesIn, type RbacBindingKind } from '@outrigger/agent-profiles';
 import type { Reflector } from '@outrigger/kube';
 import { agentRevisionName, type AgentRevision } from '@outrigger/sidecar';
-import { agentCounts, type AgentCounts } from '../desired/agent-counts.js';
+import { agentCounts, type AgentCounts, type AgentCountValue } from '../desired/agent-counts.js';
 import { execGuardProblem, type GuardBindingView, type GuardPolicyView } from '@outrigger/install';
 import { liveByNamespace } from '../desired/live-subjects.js';
 import type { PodView } from '../desired/pod-view.js';
@@ -46,7 +46,7 @@ export interface BaseStores {
  */
 export class SyncerView {
   /** Declared once the agent revisions are listed. */
-  pods: Reflector<PodView> | undefined;
+  pods: Reflector<PodView, AgentCountValue> | undefined;
   /** Only when profiles come from the API. */
   profileObjects: Reflector<ProfileObjectView> | undefined;
   /** Our ClusterRoleBindings first; our RoleBindings once a profile binds that way. */
@@ -91,7 +91,7 @@ export class SyncerView {
   /** One profile's live opted-in pods by the agent they run, in the namespaces it applies in. */
   agentCounts(profile: AgentProfile): AgentCounts {
     const taking = this.namespacesOf(profile);
-    return agentCounts((group) => this.pods?.indexCounts(group) ?? [], profile.name, (namespace) => taking.has(namespace));
+    return agentCounts((group) => this.pods?.indexValues(group) ?? [], profile.name, (namespace) => taking.has(namespace));
   }
 
   /** Per namespace given, the ServiceAccounts with live pods carrying profile `name`'s agent (`sharing`: with a pod that shares its token). */

@@ -1,6 +1,6 @@
 import { ProjectionStore } from '@outrigger/kube';
 import { describe, expect, it } from 'vitest';
-import { agentCountEntries, agentCounts } from './agent-counts.js';
+import { type AgentCountValue, agentCountEntries, agentCounts } from './agent-counts.js';
 import { podSubjectEntries } from './live-subjects.js';
 import type { PodView } from './pod-view.js';
 
@@ -8,10 +8,10 @@ const rs = { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: '
 const view = (over: Partial<PodView> = {}): PodView => ({ namespace: 'shop', serviceAccount: 'web', profiles: [], sharesToken: [], agents: [{ profile: 'xxl-job', state: 'current' }], deleting: false, ...over });
 
 /** The pod store's index, as the syncer files pods in it. */
-function index(views: readonly PodView[]): (group: string) => Iterable<[string, number]> {
-  const store = new ProjectionStore<PodView>({ index: (v) => [...podSubjectEntries(v), ...agentCountEntries(v)] });
+function index(views: readonly PodView[]): (group: string) => Iterable<[AgentCountValue, number]> {
+  const store = new ProjectionStore<PodView, AgentCountValue>({ index: (v) => [...podSubjectEntries(v), ...agentCountEntries(v)] });
   views.forEach((v, i) => store.set(`pod-${i}`, v));
-  return (group) => store.indexCounts(group);
+  return (group) => store.indexValues(group);
 }
 
 describe('agentCounts', () => {

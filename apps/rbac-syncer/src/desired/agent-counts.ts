@@ -3,18 +3,20 @@ import type { AgentStateName } from '@outrigger/sidecar';
 import type { PodView } from './pod-view.js';
 
 /**
- * The pod store's index groups and keys for agent counts, encoded and read back only here. The
- * groups are one per profile and start with "#", so they never mix with the live groups.
+ * The pod store's index groups for agent counts, one per profile and kind, starting with "#" so
+ * they never mix with the live groups. Each entry carries what it counts as a typed value; its key
+ * only tells equal values apart and is never read back.
  */
 const AGENTS = '#agents';
 const MISSING = '#missing';
 const group = (kind: typeof AGENTS | typeof MISSING, profile: string) => `${kind} ${profile}`;
-/** In place of the state `current`, for a current agent of the staged change. */
-const CANARY = 'canary';
-/** A counted pod's key: what it runs, the hash of an outdated agent's spec ("" when none), its namespace. */
-type CountedKey = [AgentStateName | typeof CANARY, string, string];
-/** A pod without its agent: its namespace and its controller (none for a bare pod). */
-type MissingKey = [string, ControllerRef?];
+
+/** What a pod's entry in the pod store's index counts. */
+export type AgentCountValue =
+  /** A live pod of the profile: what its agent runs, the hash of an outdated agent's spec ("" when none). */
+  | { readonly kind: 'counted'; readonly namespace: string; readonly state: AgentStateName; readonly canary: boolean; readonly hash: string }
+  /** A live pod without its agent: its controller (none for a bare pod). */
+  | { readonly kind: 'missing'; readonly namespace: string; readonly owner: ControllerRef | undefined };
 
 /** Live opted-in pods of one profile by what they run, in the namespaces that take part. */
 export interface AgentCounts {
@@ -37,34 +39,32 @@ export interface MissingOwner {
 }
 
 /** Where a live pod is counted: one entry per profile it opted into, and its owner while an agent is missing. */
-export function agentCountEntries(view: PodView): IndexEntry[] {
+export function agentCountEntries(view: PodView): Array<IndexEntry<AgentCountValue>> {
   if (view.deleting) return [];
-  return view.agents.flatMap((agent): IndexEntry[] => {
-    const counted: IndexEntry = [group(AGENTS, agent.profile), JSON.stringify([agent.canary ? CANARY : agent.state, agent.hash ?? '', view.namespace] satisfies CountedKey)];
-    if (agent.state !== 'missing') return [counted];
-    const missing: MissingKey = view.owner ? [view.namespace, view.owner] : [view.namespace];
-    return [counted, [group(MISSING, agent.profile), JSON.stringify(missing)]];
+  const { namespace, owner } = view;
+  return view.agents.flatMap((agent): Array<IndexEntry<AgentCountValue>> => {
+    const counted = { kind: 'counted', namespace, state: agent.state, canary: agent.canary === true, hash: agent.hash ?? '' } as const;
+    const entries: Array<IndexEntry<AgentCountValue>> = [[group(AGENTS, agent.profile), JSON.stringify([namespace, counted.state, counted.canary, counted.hash]), counted]];
+    if (agent.state === 'missing') entries.push([group(MISSING, agent.profile), JSON.stringify([namespace, owner ?? null]), { kind: 'missing', namespace, owner }]);
+    return entries;
   });
 }
 
-/** One profile's counts from the store's index (a group's keys with the pods carrying each), over the namespaces `counts` admits. */
-export function agentCounts(index: (group: string) => Iterable<[string, number]>, profile: string, counts: (namespace: string) => boolean): AgentCounts {
+/** One profile's counts from the store's index (a group's values with the pods carrying each), over the namespaces `counts` admits. */
+export function agentCounts(index: (group: string) => Iterable<[AgentCountValue, number]>, profile: string, counts: (namespace: string) => boolean): AgentCounts {
   const byState: Record<AgentStateName, number> = { current: 0, outdated: 0, missing: 0 };
   let canary = 0;
   const outdatedByHash = new Map<string, number>();
   const missingOwners: MissingOwner[] = [];
-  for (const [key, pods] of index(group(AGENTS, profile))) {
-    const [stateOrCanary, hash, namespace] = JSON.parse(key) as CountedKey;
-    if (!counts(namespace)) continue;
-    const state = stateOrCanary === CANARY ? 'current' : stateOrCanary;
-    if (stateOrCanary === CANARY) canary += pods;
-    byState[state] += pods;
-    if (state === 'outdated') outdatedByHash.set(hash, (outdatedByHash.get(hash) ?? 0) + pods);
+  for (const [value, pods] of index(group(AGENTS, profile))) {
+    if (value.kind !== 'counted' || !counts(value.namespace)) continue;
+    byState[value.state] += pods;
+    if (value.canary) canary += pods;
+    if (value.state === 'outdated') outdatedByHash.set(value.hash, (outdatedByHash.get(value.hash) ?? 0) + pods);
   }
-  for (const [key, pods] of index(group(MISSING, profile))) {
-    const [namespace, owner] = JSON.parse(key) as MissingKey;
-    if (!counts(namespace)) continue;
-    missingOwners.push({ namespace, owner, pods });
+  for (const [value, pods] of index(group(MISSING, profile))) {
+    if (value.kind !== 'missing' || !counts(value.namespace)) continue;
+    missingOwners.push({ namespace: value.namespace, owner: value.owner, pods });
   }
   return { ...byState, canary, outdatedByHash, missingOwners };
 }
