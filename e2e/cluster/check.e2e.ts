@@ -122,7 +122,7 @@ describe('outrigger check', () => {
     expect(text.stdout).toMatch(/^ok {3}kubernetes-version: v1\.\d+\.\d+/m);
     expect(text.stdout).toMatch(/^ok {3}ca-bundle: the webhook's caBundle verifies the serving certificate/m);
     expect(text.stdout).toMatch(/^ok {3}profile xxl-job: generation \d+ in force in both services/m);
-    expect(text.stdout).toMatch(/^ok {3}namespaces: \d+ labelled: .*; every injector replica holds them as they are$/m);
+    expect(text.stdout).toMatch(/^ok {3}namespaces: \d+ labelled: .*; every injector and rbac-syncer replica holds them as they are$/m);
     for (const service of ['injector', 'rbac-syncer', 'cert-manager']) expect(text.stdout).toMatch(new RegExp(`^ok {3}rbac outrigger-${service}: ServiceAccount outrigger-system/outrigger-${service} may make all \\d+ kinds of request it needs`, 'm'));
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);
   });
@@ -210,35 +210,43 @@ describe('outrigger check', () => {
     expect(overlayObjects()).toEqual(before);
   });
 
-  it('fails the namespaces line naming the one injector replica that cannot watch them, and passes once it can again', async () => {
-    const [stalled, other] = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-injector')
-      .filter((p) => !p.metadata.deletionTimestamp)
-      .map((p) => p.metadata.name);
+  it('fails the namespaces line naming the one injector replica and the one rbac-syncer replica that cannot watch them, and passes once they can again', async () => {
+    const live = (name: string) => pods(OUTRIGGER_NAMESPACE, `app.kubernetes.io/name=${name}`).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
+    const [stalled, other] = live('outrigger-injector');
     expect(other, 'the suite runs two injector replicas').toBeDefined();
-    const { pid, env } = podProcess(stalled ?? '');
-    // In that pod's network namespace only: nothing from the API server reaches it, and its own connections to it are reset, so its watches end and cannot start again.
-    const [host, port] = [env.get('KUBERNETES_SERVICE_HOST') ?? '', env.get('KUBERNETES_SERVICE_PORT') ?? ''];
-    const rules = [
-      ['INPUT', '-s', host, '-p', 'tcp', '--sport', port, '-j', 'DROP'],
-      ['OUTPUT', '-d', host, '-p', 'tcp', '--dport', port, '-j', 'REJECT', '--reject-with', 'tcp-reset'],
-    ];
-    const iptables = (op: '-A' | '-D', rule: string[]) => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A follower: the leader cut off would lose its Lease, and the test would watch a failover instead.
+    const holder = kubectl(['get', 'lease', '-n', OUTRIGGER_NAMESPACE, 'outrigger-rbac-syncer', '-o', 'jsonpath={.spec.holderIdentity}']);
+    const syncers = live('outrigger-rbac-syncer');
+    const follower = syncers.find((name) => !holder.startsWith(`${name}_`));
+    const leader = syncers.find((name) => name !== follower);
+    expect(follower && leader, `two rbac-syncer replicas, one holding the Lease (${holder})`).toBeTruthy();
     const namespace = createNamespace('check-lag');
-    const added: string[][] = [];
+    const added: Array<{ pid: string; rule: string[] }> = [];
+    const iptables = (pid: string, op: '-A' | '-D', rule: string[]) => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      for (const rule of rules) {
-        iptables('-A', rule);
-        added.push(rule);
+      for (const pod of [stalled ?? '', follower ?? '']) {
+        const { pid, env } = podProcess(pod);
+        // In that pod's network namespace only: nothing from the API server reaches it, and its own connections to it are reset, so its watches end and cannot start again.
+        const [host, port] = [env.get('KUBERNETES_SERVICE_HOST') ?? '', env.get('KUBERNETES_SERVICE_PORT') ?? ''];
+        for (const rule of [
+          ['INPUT', '-s', host, '-p', 'tcp', '--sport', port, '-j', 'DROP'],
+          ['OUTPUT', '-d', host, '-p', 'tcp', '--dport', port, '-j', 'REJECT', '--reject-with', 'tcp-reset'],
+        ]) {
+          iptables(pid, '-A', rule);
+          added.push({ pid, rule });
+        }
       }
       kubectl(['annotate', 'namespace', namespace, 'example.com/changed=yes']);
       await eventually(() => {
         const line = checkOutput().checks.find((c) => c.check === 'namespaces');
         expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`but ${stalled} holds `) });
+        expect(line?.message).toContain(`; ${follower} holds `);
         expect(line?.message).not.toContain(other);
-        expect(line?.hint).toMatch(/^an injector that cannot watch namespaces keeps the last ones it saw: see its logs/);
-      }, 'the namespaces line to name the stalled replica', 60_000);
+        expect(line?.message).not.toContain(leader);
+        expect(line?.hint).toMatch(/^an injector that cannot watch namespaces keeps the last ones it saw: see its logs.*; an rbac-syncer that cannot watch namespaces is restarted/);
+      }, 'the namespaces line to name the stalled replicas', 60_000);
     } finally {
-      for (const rule of added) iptables('-D', rule);
+      for (const { pid, rule } of added) iptables(pid, '-D', rule);
     }
     await healthy();
   });

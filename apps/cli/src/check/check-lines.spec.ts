@@ -62,6 +62,10 @@ const healthy: InstallState = {
     { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
     { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
   ],
+  syncerReplicas: [
+    { pod: 'outrigger-rbac-syncer-a', ready: true, namespaces: HOLDS_SHOP },
+    { pod: 'outrigger-rbac-syncer-b', ready: true, namespaces: HOLDS_SHOP },
+  ],
   leases: [LEASE],
   profiles: [PROFILE],
   labelledNamespaces: [SHOP],
@@ -229,19 +233,44 @@ describe('checkLines', () => {
 
   it('fails the namespaces while a replica holds another view of them, naming it, and passes one that reads none', () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
-    const line = checkLines({ ...healthy, labelledNamespaces: [annotated] }).find((l) => l.check === 'namespaces');
+    const caughtUp = { held: 1, digest: namespacesDigest([annotated]) };
+    const syncersCaughtUp = healthy.syncerReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
+    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces');
     expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`outrigger-injector-a holds 1 (digest ${HOLDS_SHOP.digest}), outrigger-injector-b holds 1`) });
     expect(line?.message).toContain(': each applies other resource defaults');
+    expect(line?.message).not.toContain('rbac-syncer');
     expect(line?.hint).toContain('outrigger_injector_watch_restarts_total{resource="namespaces"}');
-    const oneBehind = healthy.injectorReplicas.map((r) => (r.pod === 'outrigger-injector-a' ? { ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } } : r));
-    const one = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: oneBehind }).find((l) => l.check === 'namespaces');
+    const oneBehind = healthy.injectorReplicas.map((r) => (r.pod === 'outrigger-injector-a' ? { ...r, namespaces: caughtUp } : r));
+    const one = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: oneBehind, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces');
     expect(one?.message).toMatch(/, but outrigger-injector-b holds 1 \(digest [0-9a-f]{16}\): it applies other resource defaults/);
-    const caughtUp = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } }));
-    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: caughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop; every injector replica holds them as they are' });
+    const injectorsCaughtUp = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: injectorsCaughtUp, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
+      result: 'pass',
+      message: '1 labelled: shop; every injector and rbac-syncer replica holds them as they are',
+    });
     const unlabelledStill = checkLines({ ...healthy, labelledNamespaces: [] }).find((l) => l.check === 'namespaces');
     expect(unlabelledStill?.result).toBe('fail');
     const fromFile = healthy.injectorReplicas.map(({ namespaces: _held, ...r }) => r);
-    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: fromFile }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop' });
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: fromFile, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
+      result: 'pass',
+      message: '1 labelled: shop; every rbac-syncer replica holds them as they are',
+    });
+  });
+
+  it('fails the namespaces while an rbac-syncer replica holds another view of them, naming it and what it binds, with the hint for syncers alone', () => {
+    const annotated = { ...SHOP, resourceVersion: '813' };
+    const caughtUp = { held: 1, digest: namespacesDigest([annotated]) };
+    const injectorReplicas = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
+    const syncerReplicas = healthy.syncerReplicas.map((r) => (r.pod === 'outrigger-rbac-syncer-a' ? { ...r, namespaces: caughtUp } : r));
+    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas, syncerReplicas }).find((l) => l.check === 'namespaces');
+    expect(line).toMatchObject({
+      result: 'fail',
+      message: `1 labelled (digest ${caughtUp.digest}), but outrigger-rbac-syncer-b holds 1 (digest ${HOLDS_SHOP.digest}): while leading, it binds the agents of other namespaces than those now labelled`,
+      hint: 'an rbac-syncer that cannot watch namespaces is restarted once its view has been incomplete for UNHEALTHY_AFTER: see its logs and its outrigger_rbac_syncer_watch_restarts_total{resource="namespaces"}; a namespace changed while check ran shows here too: run check again',
+    });
+    const both = checkLines({ ...healthy, labelledNamespaces: [annotated], syncerReplicas }).find((l) => l.check === 'namespaces');
+    expect(both?.message).toMatch(/outrigger-injector-a holds 1 .*: each applies .*; outrigger-rbac-syncer-b holds 1 .*: while leading, it binds/);
+    expect(both?.hint).toMatch(/^an injector that cannot watch namespaces .*; an rbac-syncer that cannot watch namespaces /);
   });
 
   it('fails a profile that is refused or not synced, with the reason the status gives', () => {
@@ -268,6 +297,7 @@ describe('checkLines', () => {
       labelledNamespaces: [],
       servingSecret: { name: 'outrigger-injector-tls', certificate: soon },
       injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter, namespaces: { held: 0, digest: namespacesDigest([]) } })),
+      syncerReplicas: healthy.syncerReplicas.map((r) => ({ ...r, namespaces: { held: 0, digest: namespacesDigest([]) } })),
     });
     expect(failed(lines)).toEqual([]);
     expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);

@@ -4,7 +4,7 @@ import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FO
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, InstallState } from './install-state.js';
+import type { AdmissionPolicyView, InjectorReplicaView, InstallState, SyncerReplicaView } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
 export interface CheckLine {
@@ -170,17 +170,26 @@ function profiles({ profiles, injectorReplicas, install }: InstallState): CheckL
   });
 }
 
-function namespaces({ labelledNamespaces, injectorReplicas }: InstallState): CheckLine {
+function namespaces({ labelledNamespaces, injectorReplicas, syncerReplicas }: InstallState): CheckLine {
   const digest = namespacesDigest(labelledNamespaces);
-  const behind = injectorReplicas.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
-  if (behind.length > 0) {
-    const which = behind.map((r) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`).join(', ');
-    const message = `${labelledNamespaces.length} labelled (digest ${digest}), but ${which}: ${behind.length === 1 ? 'it applies' : 'each applies'} other resource defaults, canaries and Pod Security levels than the namespaces now set`;
-    return fail('namespaces', message, 'an injector that cannot watch namespaces keeps the last ones it saw: see its logs and its outrigger_injector_watch_restarts_total{resource="namespaces"}; a namespace changed while check ran shows here too: run check again');
+  const lagging = <R extends InjectorReplicaView | SyncerReplicaView>(replicas: readonly R[]) => replicas.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
+  const [injectors, syncers] = [lagging(injectorReplicas), lagging(syncerReplicas)];
+  if (injectors.length + syncers.length > 0) {
+    const holds = (r: InjectorReplicaView | SyncerReplicaView) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`;
+    const effects = [
+      ...(injectors.length > 0 ? [`${injectors.map(holds).join(', ')}: ${injectors.length === 1 ? 'it applies' : 'each applies'} other resource defaults, canaries and Pod Security levels than the namespaces now set`] : []),
+      ...(syncers.length > 0 ? [`${syncers.map(holds).join(', ')}: while leading, ${syncers.length === 1 ? 'it binds' : 'each binds'} the agents of other namespaces than those now labelled`] : []),
+    ];
+    const hints = [
+      ...(injectors.length > 0 ? ['an injector that cannot watch namespaces keeps the last ones it saw: see its logs and its outrigger_injector_watch_restarts_total{resource="namespaces"}'] : []),
+      ...(syncers.length > 0 ? ['an rbac-syncer that cannot watch namespaces is restarted once its view has been incomplete for UNHEALTHY_AFTER: see its logs and its outrigger_rbac_syncer_watch_restarts_total{resource="namespaces"}'] : []),
+    ];
+    return fail('namespaces', `${labelledNamespaces.length} labelled (digest ${digest}), but ${effects.join('; ')}`, `${hints.join('; ')}; a namespace changed while check ran shows here too: run check again`);
   }
   if (labelledNamespaces.length === 0) return warn('namespaces', 'no namespace is labelled outrigger.dev/injection=enabled: nothing is injected', 'kubectl label namespace <ns> outrigger.dev/injection=enabled');
   const names = labelledNamespaces.map((n) => n.name);
-  const held = injectorReplicas.some((r) => r.namespaces !== undefined) ? '; every injector replica holds them as they are' : '';
+  const holders = [...(injectorReplicas.some((r) => r.namespaces !== undefined) ? ['injector'] : []), ...(syncerReplicas.some((r) => r.namespaces !== undefined) ? ['rbac-syncer'] : [])];
+  const held = holders.length > 0 ? `; every ${holders.join(' and ')} replica holds them as they are` : '';
   return pass('namespaces', `${names.length} labelled: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}${held}`);
 }
 

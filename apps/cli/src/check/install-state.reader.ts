@@ -5,7 +5,7 @@ import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermi
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
 import { type InstallIdentity, installIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
+import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, SyncerReplicaView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
@@ -26,12 +26,13 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   };
   const list = async (what: string, path: string, labelSelector?: string): Promise<Json[]> => (await read<{ items: Json[] }>(what, path, labelSelector ? { labelSelector } : undefined))?.items ?? [];
 
-  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs] = await Promise.all([
+  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, syncerPods, leaseObjs, profileObjs, namespaceObjs] = await Promise.all([
     read<{ gitVersion?: string }>("the API server's version", '/version'),
     read<Json>('the AgentProfile CRD', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}`),
     read<Json>(`MutatingWebhookConfiguration ${options.webhookName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'mutatingwebhookconfigurations', name: options.webhookName })),
     list(`Deployments in ${namespace}`, resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace }), PART_OF_OUTRIGGER),
     list(`injector pods in ${namespace}`, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=injector`),
+    list(`rbac-syncer pods in ${namespace}`, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
     list(`Leases in ${namespace}`, resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace })),
     list('AgentProfiles', resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL })),
     list('labelled Namespaces', resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`),
@@ -70,7 +71,11 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     if (!isNotFound(error)) readErrors.push(`opted-in pods: ${error instanceof Error ? error.message : String(error)}`);
     return undefined;
   });
-  const injectorReplicas = await Promise.all(injectorPods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp).map((p) => replicaView(kc, namespace, p)));
+  const running = (pods: readonly Json[]) => pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  const [injectorReplicas, syncerReplicas] = await Promise.all([
+    Promise.all(running(injectorPods).map((p) => replicaView(kc, namespace, p))),
+    Promise.all(running(syncerPods).map((p) => syncerReplicaView(kc, namespace, p))),
+  ]);
 
   return {
     namespace,
@@ -83,6 +88,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     serviceAccess,
     servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
     injectorReplicas,
+    syncerReplicas,
     leases: leaseObjs.map(leaseView),
     profiles: profileObjs.map(profileView),
     labelledNamespaces: namespaceObjs.map((n) => ({ name: String(n.metadata?.name), resourceVersion: String(n.metadata?.resourceVersion ?? '') })),
@@ -194,28 +200,50 @@ function secretView(name: string, obj: Json | undefined): InstallState['servingS
   return certificate ? { name, certificate } : { name, problem: pem ? 'tls.crt does not parse' : 'no tls.crt' };
 }
 
-/** One injector pod's /readyz through the API server's pod proxy (the webhook's own port, HTTPS). */
+/** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>` or `<pod>:<port>`): whether it is ready, and its checks' details. */
+async function readyzOf(kc: KubeClient, namespace: string, port: string): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
+  const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
+  const body = JSON.parse(await response.body.text()) as Json;
+  return { ready: response.status === 200, details: body.details, body };
+}
+
+/** The labelled namespaces a replica's /readyz says it holds, if it says. */
+function heldNamespaces(namespaces: Json | undefined): { namespaces?: { held: number; digest: string } } {
+  return typeof namespaces?.digest === 'string' && typeof namespaces.held === 'number' ? { namespaces: { held: namespaces.held, digest: namespaces.digest } } : {};
+}
+
+const containerPort = (pod: Json, name: string, fallback: number): number => (pod.spec?.containers?.[0]?.ports as Json[] | undefined)?.find((p) => p.name === name)?.containerPort ?? fallback;
+const unreadable = (error: unknown) => `its /readyz cannot be read through the API server (${error instanceof Error ? error.message : String(error)})`;
+
+/** One injector pod's /readyz (the webhook's own port, HTTPS). */
 async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promise<InjectorReplicaView> {
   const name = String(pod.metadata?.name);
-  const port = (pod.spec?.containers?.[0]?.ports as Json[] | undefined)?.find((p) => p.name === 'https')?.containerPort ?? 8443;
   try {
-    const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/https:${name}:${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
-    const text = await response.body.text();
-    const body = JSON.parse(text) as { details?: Json };
-    const certificate = body.details?.certificate;
-    const profiles = body.details?.profiles;
-    const namespaces = body.details?.namespaces;
+    const { ready, details, body } = await readyzOf(kc, namespace, `https:${name}:${containerPort(pod, 'https', 8443)}`);
+    const certificate = details?.certificate;
+    const profiles = details?.profiles;
     return {
       pod: name,
-      ready: response.status === 200,
+      ready,
       ...(typeof certificate?.fingerprint256 === 'string' ? { fingerprint256: certificate.fingerprint256 } : {}),
       ...(typeof certificate?.notAfter === 'string' ? { notAfter: new Date(certificate.notAfter) } : {}),
       ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
-      ...(typeof namespaces?.digest === 'string' && typeof namespaces.held === 'number' ? { namespaces: { held: namespaces.held, digest: namespaces.digest } } : {}),
-      ...(response.status === 200 ? {} : { problem: `not ready: ${JSON.stringify(body.details ?? body)}` }),
+      ...heldNamespaces(details?.namespaces),
+      ...(ready ? {} : { problem: `not ready: ${JSON.stringify(details ?? body)}` }),
     };
   } catch (error) {
-    return { pod: name, ready: false, problem: `its /readyz cannot be read through the API server (${error instanceof Error ? error.message : String(error)})` };
+    return { pod: name, ready: false, problem: unreadable(error) };
+  }
+}
+
+/** One rbac-syncer pod's /readyz (its HTTP port): the labelled namespaces it holds, from its sync check. */
+async function syncerReplicaView(kc: KubeClient, namespace: string, pod: Json): Promise<SyncerReplicaView> {
+  const name = String(pod.metadata?.name);
+  try {
+    const { ready, details, body } = await readyzOf(kc, namespace, `${name}:${containerPort(pod, 'http', 8080)}`);
+    return { pod: name, ready, ...heldNamespaces(details?.sync?.namespaces), ...(ready ? {} : { problem: `not ready: ${JSON.stringify(details ?? body)}` }) };
+  } catch (error) {
+    return { pod: name, ready: false, problem: unreadable(error) };
   }
 }
 

@@ -23,6 +23,8 @@ export interface InstallState {
   readonly servingSecret: { readonly name: string; readonly certificate?: ParsedCertificate; readonly problem?: string } | undefined;
   /** Each injector pod's /readyz, read through the API server's pod proxy. */
   readonly injectorReplicas: readonly InjectorReplicaView[];
+  /** Each rbac-syncer pod's /readyz, likewise. */
+  readonly syncerReplicas: readonly SyncerReplicaView[];
   readonly leases: readonly LeaseView[];
   readonly profiles: readonly ProfileView[];
   /** The namespaces labelled for injection, at their resourceVersions (what the injector's digest is taken over). */
@@ -79,6 +81,15 @@ export interface InjectorReplicaView {
   /** AgentProfile generation in force, by name. */
   readonly generations?: Readonly<Record<string, number>>;
   /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */
+  readonly namespaces?: { readonly held: number; readonly digest: string };
+  /** Why its /readyz could not be read, or why it is not ready. */
+  readonly problem?: string;
+}
+
+export interface SyncerReplicaView {
+  readonly pod: string;
+  readonly ready: boolean;
+  /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`). */
   readonly namespaces?: { readonly held: number; readonly digest: string };
   /** Why its /readyz could not be read, or why it is not ready. */
   readonly problem?: string;

@@ -22,7 +22,7 @@ import { ProfileStatusWriter } from './profile-status-writer.js';
 import { clusterRolesWatch, GUARD_BINDINGS, GUARD_POLICIES, guardWatchName, type OwnBinding, ownBindingsWatch } from './rbac-watches.js';
 import { describeSyncKey, namespaceKey, profileKey, type SyncKey, syncKeyId } from './sync-key.js';
 import { SyncerReconciler } from './syncer-reconciler.js';
-import { type NamespaceView, type ProfileObjectView, SyncerView } from './syncer-view.js';
+import { type NamespaceView, type ProfileObjectView, sameNamespace, SyncerView } from './syncer-view.js';
 
 export interface SyncerStatus {
   readonly profiles: readonly string[];
@@ -32,6 +32,8 @@ export interface SyncerStatus {
   readonly incompleteForMs: number;
   readonly leader: boolean;
   readonly watches: Record<string, ReflectorStatus>;
+  /** The labelled namespaces held: how many, and their digest (`namespacesDigest`), which `outrigger check` compares with the API server's. */
+  readonly namespaces?: { readonly held: number; readonly digest: string };
   /** Why an exec guard the profiles need is not in force, when one is not. */
   readonly execGuardProblem?: string;
 }
@@ -102,7 +104,8 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
       namespaces: this.controller.watches<NamespaceView>('namespaces', {
         path: resourcePath({ apiVersion: 'v1', resource: 'namespaces' }),
         labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`,
-        project: (namespace) => ({ name: namespace.metadata?.name ?? '', labels: namespace.metadata?.labels ?? {} }),
+        project: (namespace) => ({ name: namespace.metadata?.name ?? '', labels: namespace.metadata?.labels ?? {}, resourceVersion: namespace.metadata?.resourceVersion ?? '' }),
+        equals: sameNamespace,
         onChange: () => this.view.forgetScopes(),
         mapper: (namespace) => this.profileKeys().map((profile) => namespaceKey(profile, namespace.name)),
       }),
@@ -178,6 +181,7 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
       incompleteForMs: this.view.incompleteForMs(),
       leader,
       watches,
+      namespaces: this.view.heldNamespaces(),
       ...(guards.size > 0 ? { execGuardProblem: this.view.execGuardProblems(guards) } : {}),
     };
   }

@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from 'node:util';
+import { namespacesDigest } from '@outrigger/admission';
 import { type AgentProfile, type AgentProfileEntry, profileAppliesIn, type RbacBindingKind } from '@outrigger/agent-profiles';
 import type { Reflector } from '@outrigger/kube';
 import { agentRevisionName, type AgentRevision } from '@outrigger/sidecar';
@@ -13,6 +15,13 @@ import { BINDING_OWNERS, bindingGroup, type OwnBinding } from './rbac-watches.js
 export interface NamespaceView {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Only for the digest `outrigger check` compares (see held()); a change of it alone wakes nothing. */
+  readonly resourceVersion: string;
+}
+
+/** Namespace projections that differ in their resourceVersion alone: nothing the syncer plans from changed. */
+export function sameNamespace(a: NamespaceView, b: NamespaceView): boolean {
+  return a.name === b.name && isDeepStrictEqual(a.labels, b.labels);
 }
 
 /** An AgentProfile as the syncer keeps it: the verdict on its spec and the conditions it carries. */
@@ -58,6 +67,12 @@ export class SyncerView {
   private incompleteSince: number | undefined = Date.now();
 
   constructor(private readonly stores: BaseStores) {}
+
+  /** How many labelled namespaces are held and their digest, which `outrigger check` compares with the API server's. */
+  heldNamespaces(): { readonly held: number; readonly digest: string } {
+    const entries = this.stores.namespaces.entries();
+    return { held: entries.length, digest: namespacesDigest(entries.map(([, { name, resourceVersion }]) => ({ name, resourceVersion }))) };
+  }
 
   get protectedNamespaces(): readonly string[] {
     return this.stores.protectedNamespaces;

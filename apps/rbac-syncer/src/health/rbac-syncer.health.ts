@@ -26,7 +26,7 @@ export class RbacSyncerHealth implements HealthChecks {
   synced() {
     const check = this.indicators.check('sync');
     const status = this.syncer.status();
-    return status.synced ? check.up({ leader: status.leader, profiles: status.profiles }) : check.down({ reason: 'first full list of pods and namespaces not done yet' });
+    return status.synced ? check.up({ leader: status.leader, profiles: status.profiles, ...(status.namespaces ? { namespaces: status.namespaces } : {}) }) : check.down({ reason: 'first full list of pods and namespaces not done yet' });
   }
 
   /**
