@@ -251,6 +251,27 @@ describe('outrigger check', () => {
     await healthy();
   });
 
+  it("passes the namespaces line, saying it cannot see what the rbac-syncers hold, when their port drops the API server's reads (as an enforced NetworkPolicy does)", async () => {
+    const syncers = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-rbac-syncer').filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
+    const rule = ['INPUT', '-p', 'tcp', '--dport', '8080', '-j', 'DROP'];
+    const pids = syncers.map((pod) => podProcess(pod).pid);
+    const iptables = (pid: string, op: '-A' | '-D') => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const added: string[] = [];
+    try {
+      for (const pid of pids) {
+        iptables(pid, '-A');
+        added.push(pid);
+      }
+      const line = checkOutput().checks.find((c) => c.check === 'namespaces');
+      expect(line?.result).toBe('pass');
+      expect(line?.message).toMatch(/; every injector replica holds them as they are; what .* is not known: its \/readyz cannot be read through the API server \(.*\) \(with the network-policy component, the API server may reach an rbac-syncer's port 8080 only if its address is admitted\)$/);
+      for (const pod of syncers) expect(line?.message).toContain(pod);
+    } finally {
+      for (const pid of added) iptables(pid, '-D');
+    }
+    await healthy();
+  });
+
   it('fails when the services differ on a profile (the rbac-syncer has not seen its latest generation)', async () => {
     await scaleOutrigger('outrigger-rbac-syncer', 0);
     const patch = (memory: string) => kubectl(['patch', 'agentprofile', 'xxl-job-native', '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/container/resources/limits/memory', value: memory }])]);

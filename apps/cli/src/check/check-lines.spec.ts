@@ -257,6 +257,15 @@ describe('checkLines', () => {
     });
   });
 
+  it('passes the namespaces while the rbac-syncers\' views cannot be read, saying so and why', () => {
+    const syncerReplicas = healthy.syncerReplicas.map(({ namespaces: _held, ...r }) => ({ ...r, ready: false, problem: 'its /readyz cannot be read through the API server (timed out after 5000 ms)' }));
+    expect(checkLines({ ...healthy, syncerReplicas }).find((l) => l.check === 'namespaces')).toMatchObject({
+      result: 'pass',
+      message:
+        '1 labelled: shop; every injector replica holds them as they are; what outrigger-rbac-syncer-a, outrigger-rbac-syncer-b hold is not known: its /readyz cannot be read through the API server (timed out after 5000 ms) (with the network-policy component, the API server may reach an rbac-syncer\'s port 8080 only if its address is admitted)',
+    });
+  });
+
   it('fails the namespaces while an rbac-syncer replica holds another view of them, naming it and what it binds, with the hint for syncers alone', () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
     const caughtUp = { held: 1, digest: namespacesDigest([annotated]) };

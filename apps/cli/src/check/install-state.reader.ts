@@ -9,6 +9,8 @@ import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView,
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
+/** The rbac-syncers' port admits only namespaces labelled for monitoring under the network-policy component, and a dropped read would otherwise hold check for READ_TIMEOUT_MS. */
+const SYNCER_READ_TIMEOUT_MS = 5_000;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API objects read field by field below
 
@@ -201,8 +203,8 @@ function secretView(name: string, obj: Json | undefined): InstallState['servingS
 }
 
 /** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>` or `<pod>:<port>`): whether it is ready, and its checks' details. */
-async function readyzOf(kc: KubeClient, namespace: string, port: string): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
-  const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
+async function readyzOf(kc: KubeClient, namespace: string, port: string, timeoutMs = READ_TIMEOUT_MS): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
+  const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs });
   const body = JSON.parse(await response.body.text()) as Json;
   return { ready: response.status === 200, details: body.details, body };
 }
@@ -240,7 +242,7 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
 async function syncerReplicaView(kc: KubeClient, namespace: string, pod: Json): Promise<SyncerReplicaView> {
   const name = String(pod.metadata?.name);
   try {
-    const { ready, details, body } = await readyzOf(kc, namespace, `${name}:${containerPort(pod, 'http', 8080)}`);
+    const { ready, details, body } = await readyzOf(kc, namespace, `${name}:${containerPort(pod, 'http', 8080)}`, SYNCER_READ_TIMEOUT_MS);
     return { pod: name, ready, ...heldNamespaces(details?.sync?.namespaces), ...(ready ? {} : { problem: `not ready: ${JSON.stringify(details ?? body)}` }) };
   } catch (error) {
     return { pod: name, ready: false, problem: unreadable(error) };
