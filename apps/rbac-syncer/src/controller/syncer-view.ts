@@ -15,7 +15,7 @@ import { BINDING_OWNERS, bindingGroup, type OwnBinding } from './rbac-watches.js
 export interface NamespaceView {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
-  /** Only for the digest `outrigger check` compares (see held()); a change of it alone wakes nothing. */
+  /** Only for the digest `outrigger check` compares (heldNamespaces()); a change of it alone wakes nothing. */
   readonly resourceVersion: string;
 }
 
