@@ -50,6 +50,11 @@ function podProcess(name: string): { pid: string; env: Map<string, string> } {
   throw new Error(`no process of pod ${name} on this node`);
 }
 
+/** Adds (-A) or deletes (-D) an iptables `rule` in the network namespace of process `pid` only (a pod's; see podProcess). */
+function iptables(pid: string, op: '-A' | '-D', rule: readonly string[]): void {
+  execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 /** Waits until `outrigger check` passes again (the services repair what a test broke). */
 async function healthy(): Promise<void> {
   await eventually(() => {
@@ -222,7 +227,6 @@ describe('outrigger check', () => {
     expect(follower && leader, `two rbac-syncer replicas, one holding the Lease (${holder})`).toBeTruthy();
     const namespace = createNamespace('check-lag');
     const added: Array<{ pid: string; rule: string[] }> = [];
-    const iptables = (pid: string, op: '-A' | '-D', rule: string[]) => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       for (const pod of [stalled ?? '', follower ?? '']) {
         const { pid, env } = podProcess(pod);
@@ -255,11 +259,10 @@ describe('outrigger check', () => {
     const syncers = pods(OUTRIGGER_NAMESPACE, 'app.kubernetes.io/name=outrigger-rbac-syncer').filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name);
     const rule = ['INPUT', '-p', 'tcp', '--dport', '8080', '-j', 'DROP'];
     const pids = syncers.map((pod) => podProcess(pod).pid);
-    const iptables = (pid: string, op: '-A' | '-D') => execFileSync('nsenter', ['-t', pid, '-n', 'iptables', '-w', op, ...rule], { stdio: ['ignore', 'pipe', 'pipe'] });
     const added: string[] = [];
     try {
       for (const pid of pids) {
-        iptables(pid, '-A');
+        iptables(pid, '-A', rule);
         added.push(pid);
       }
       const line = checkOutput().checks.find((c) => c.check === 'namespaces');
@@ -267,7 +270,7 @@ describe('outrigger check', () => {
       expect(line?.message).toMatch(/; every injector replica holds them as they are; what .* is not known: its \/readyz cannot be read through the API server \(.*\) \(with the network-policy component, the API server may reach an rbac-syncer's port 8080 only if its address is admitted\)$/);
       for (const pod of syncers) expect(line?.message).toContain(pod);
     } finally {
-      for (const pid of added) iptables(pid, '-D');
+      for (const pid of added) iptables(pid, '-D', rule);
     }
     await healthy();
   });
