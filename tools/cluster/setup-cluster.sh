@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the local cluster, the image builds, the XXL-JOB protocol driver
+# Installs the Debian packages the local cluster (and its suites: iptables and iproute2 act in pods' network namespaces), the image builds, the XXL-JOB protocol driver
 # (apps/xxl-agent/compat: Maven, JDK 17) and the agent's race-detected tests (gcc) need (root; Debian or Ubuntu).
 # Everything else (Kubernetes, containerd, CoreDNS) is built from Go modules by tools/*/build.sh.
 set -euo pipefail
-packages=(buildah runc mmdebstrap containernetworking-plugins iptables busybox-static uidmap curl maven openjdk-17-jdk-headless gcc libc6-dev)
+packages=(buildah runc mmdebstrap containernetworking-plugins iptables iproute2 busybox-static uidmap curl maven openjdk-17-jdk-headless gcc libc6-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
 [ ${#missing[@]} -eq 0 ] && exit 0

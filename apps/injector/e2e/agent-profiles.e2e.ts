@@ -7,6 +7,7 @@ import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, repoRoot } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startInjector, type RunningInjector } from './injector-process.js';
+import { eventually } from './eventually.js';
 
 // The injector reading AgentProfiles through a real kube-apiserver: what it serves before it can,
 // and how a new, edited, broken and deleted profile take effect without a restart.
@@ -44,17 +45,6 @@ async function review(injector: RunningInjector): Promise<{ allowed: boolean; st
   expect(reply.status).toBe(200);
   const response = (JSON.parse(reply.body) as { response: { allowed: boolean; status?: { code: number; message: string }; patch?: string } }).response;
   return { ...response, patch: response.patch ? Buffer.from(response.patch, 'base64').toString('utf8') : '' };
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await probe();
-    if (accept(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 400)}`);
 }
 
 beforeAll(() => {

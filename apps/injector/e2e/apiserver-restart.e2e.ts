@@ -3,11 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { createTestNamespace, kubeConfigFrom, poll, repoRoot, startControlPlane, type ControlPlane } from '@outrigger/control-plane';
+import { createTestNamespace, kubeConfigFrom, repoRoot, startControlPlane, type ControlPlane } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldAndListed } from './held-namespaces.js';
 import { injectorSamples } from './injector-metrics.js';
 import { servingPair, startInjector, type RunningInjector } from './injector-process.js';
+import { eventually } from './eventually.js';
 
 // A control plane of its own: its kube-apiserver is stopped and started again under the injector,
 // whose watches (AgentProfiles, labelled namespaces, its serving Secret) must say so in /metrics
@@ -28,15 +29,6 @@ async function watches(): Promise<Map<string, { restarts: number; lastSync: numb
   const restarts = await injectorSamples(injector.baseUrl, injector.ca, 'outrigger_injector_watch_restarts_total');
   const lastSync = await injectorSamples(injector.baseUrl, injector.ca, 'outrigger_injector_last_sync_timestamp_seconds');
   return new Map([...restarts].map(([labels, n]) => [/resource="([^"]*)"/.exec(labels)?.[1] ?? labels, { restarts: n, lastSync: lastSync.get(labels) }]));
-}
-
-/** Polls `read` until `accept` holds, naming the last value read when it times out. */
-function until<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
-  return poll(what, async () => {
-    const value = await read();
-    if (!accept(value)) throw new Error(`last: ${JSON.stringify(value instanceof Map ? [...value] : value)?.slice(0, 400)}`);
-    return value;
-  }, 60_000);
 }
 
 beforeAll(async () => {
@@ -62,21 +54,21 @@ afterAll(async () => {
 describe('the injector across an API server restart', () => {
   it('counts a restart of each watch in /metrics, lists each again, and holds what changed while it was away', async () => {
     const resources = ['agentprofiles', 'namespaces', `secret ${SECRET}`];
-    const before = await until('every watch listed once', watches, (w) => resources.every((r) => w.get(r)?.lastSync !== undefined));
+    const before = await eventually('every watch listed once', watches, (w) => resources.every((r) => w.get(r)?.lastSync !== undefined));
     expect([...before.keys()].sort()).toEqual(resources);
     for (const r of resources) expect(before.get(r)?.restarts, r).toBe(0);
-    await until('the injector to hold the namespaces listed', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest);
+    await eventually('the injector to hold the namespaces listed', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest);
 
     await cp.stopApiServer();
     await new Promise((r) => setTimeout(r, 3_000)); // the injector's watches break meanwhile
     await cp.startApiServer();
     kubectl('annotate', 'namespace', namespace, 'config-agent.example.com/limits.memory=96Mi');
 
-    const after = await until('every watch restarted and listed again', watches, (w) =>
+    const after = await eventually('every watch restarted and listed again', watches, (w) =>
       resources.every((r) => (w.get(r)?.restarts ?? 0) > 0 && (w.get(r)?.lastSync ?? 0) > (before.get(r)?.lastSync ?? 0)),
     );
     expect([...after.keys()].sort()).toEqual(resources);
-    const held = await until('the injector to hold the annotated namespace', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest);
+    const held = await eventually('the injector to hold the annotated namespace', () => heldAndListed(injector, kubectl), ({ held, listed }) => held?.digest === listed.digest);
     expect(held.held?.held).toBe(held.listed.count);
     expect(injector.process.running).toBe(true);
   });

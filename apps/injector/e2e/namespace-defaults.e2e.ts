@@ -8,6 +8,7 @@ import { createTestNamespace, kubeConfigFrom, repoRoot, writeTokenKubeconfig } f
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { heldAndListed } from './held-namespaces.js';
 import { startInjector, type RunningInjector } from './injector-process.js';
+import { eventually } from './eventually.js';
 
 // A namespace's resource defaults for an agent (its <prefix><resource> annotations), read by the
 // injector's namespace watch through a real kube-apiserver; a pod's own annotation wins; a default
@@ -43,17 +44,6 @@ function review(annotations: Record<string, string>, to = injector): Promise<{ a
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
-}
-
-async function eventually<T>(what: string, probe: () => Promise<T>, accept: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await probe();
-    if (accept(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 400)}`);
 }
 
 beforeAll(async () => {

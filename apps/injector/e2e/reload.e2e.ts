@@ -9,6 +9,7 @@ import { REFERENCE_PROFILE_FILE } from '@outrigger/agent-profiles';
 import { freePort, startApp, type ManagedProcess } from '@outrigger/control-plane';
 import { issueCertificate, type Issued } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from './eventually.js';
 
 // Runs the built injector with files it must pick up without a restart (as ConfigMap and Secret
 // volumes change under a running pod).
@@ -50,16 +51,6 @@ function fetchText(path: string): Promise<string> {
   });
 }
 
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${String(value).slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 const serialOf = (pem: string) => new X509Certificate(pem).serialNumber;
 
 beforeAll(async () => {
@@ -86,10 +77,10 @@ describe('hot reload', () => {
   it('serves a rotated certificate without a restart, and refuses a broken one', async () => {
     const next = leaf();
     writePair(next);
-    await eventually(servedSerial, (s) => s === serialOf(next.cert), 'the new certificate to be served');
+    await eventually('the new certificate to be served', servedSerial, (s) => s === serialOf(next.cert));
 
     replace('tls.crt', 'not a certificate');
-    await eventually(() => fetchText('/metrics'), (m) => /certificate_reloads_total\{result="failure"/.test(m), 'the refusal to be counted');
+    await eventually('the refusal to be counted', () => fetchText('/metrics'), (m) => /certificate_reloads_total\{result="failure"/.test(m));
     expect(await servedSerial()).toBe(serialOf(next.cert));
     expect(injector.running).toBe(true);
   });
@@ -98,11 +89,11 @@ describe('hot reload', () => {
     // Two profiles: the reference one (its one copy) and the tracing fixture, in one file.
     replace('profiles.yaml', [readFileSync(REFERENCE_PROFILE_FILE, 'utf8'), readFileSync(tracingProfile, 'utf8')].join('\n---\n'));
     const names = (body: string) => JSON.stringify(JSON.parse(body).details.profiles.names);
-    await eventually(() => fetchText('/readyz'), (b) => names(b).includes('","'), 'two profiles to be loaded');
+    await eventually('two profiles to be loaded', () => fetchText('/readyz'), (b) => names(b).includes('","'));
     const loaded = names(await fetchText('/readyz'));
 
     replace('profiles.yaml', 'apiVersion: outrigger.dev/v1alpha1\nkind: AgentProfile\nmetadata: { name: Not A Valid Name }\nspec: {}\n');
-    await eventually(() => fetchText('/metrics'), (m) => /profile_reloads_total\{result="failure"/.test(m), 'the bad file to be refused');
+    await eventually('the bad file to be refused', () => fetchText('/metrics'), (m) => /profile_reloads_total\{result="failure"/.test(m));
     expect(names(await fetchText('/readyz'))).toBe(loaded);
   });
 });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
 import { createTestNamespace, freePort, kubeConfigFrom, startControlPlane, type ControlPlane, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindingSubjects, createPod, deleteAllPods, eventually, LABELS, metric, sa, startSyncer, writeProfiles } from './support.js';
@@ -63,14 +63,16 @@ describe('rbac-syncer across an apiserver restart', () => {
     expect((await metric(port, 'outrigger_rbac_syncer_watch_restarts_total', ['resource="pods"'])) ?? 0).toBeGreaterThan(restartsBefore);
     expect(syncer.running).toBe(true);
 
-    // Its /readyz holds the labelled namespaces as the API server lists them (what `outrigger check` compares), through a change made after the restart that it plans nothing from.
+    // Its /readyz and, as the leader, its Lease hold the labelled namespaces as the API server lists them (what `outrigger check` compares), through a change made after the restart that it plans nothing from.
     await kc.makeApiClient(CoreV1Api).patchNamespace({ name: b, body: [{ op: 'add', path: '/metadata/annotations', value: { 'example.com/changed': 'yes' } }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
     const heldAndListed = async () => {
       const listed = await kc.makeApiClient(CoreV1Api).listNamespace({ labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}` });
-      const held = ((await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { details?: { sync?: { namespaces?: { held: number; digest: string } } } }).details?.sync?.namespaces;
-      return { held, listed: { count: listed.items.length, digest: namespacesDigest(listed.items.map((n) => ({ name: n.metadata?.name ?? '', resourceVersion: n.metadata?.resourceVersion ?? '' }))) } };
+      const held = ((await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { details?: { sync?: { namespaces?: NamespacesHeld } } }).details?.sync?.namespaces;
+      const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: own, name: 'rbac-syncer' });
+      return { held, published: namespacesHeldFrom(lease.metadata?.annotations), listed: { count: listed.items.length, digest: namespacesDigest(listed.items.map((n) => ({ name: n.metadata?.name ?? '', resourceVersion: n.metadata?.resourceVersion ?? '' }))) } };
     };
-    const now = await eventually(heldAndListed, ({ held, listed }) => held?.digest === listed.digest, 'the syncer to hold the labelled namespaces as listed');
+    const now = await eventually(heldAndListed, ({ held, published, listed }) => held?.digest === listed.digest && published?.digest === listed.digest, 'the syncer to hold the labelled namespaces as listed, and to publish them on its Lease');
     expect(now.held?.held).toBe(now.listed.count);
+    expect(now.published?.held).toBe(now.listed.count);
   });
 });

@@ -73,6 +73,7 @@ export {
 export { GO_BOOL_SPELLINGS, parseGoBool } from './go-bool.js';
 export { canonicalJson } from './canonical-json.js';
 export { namespacesDigest, type HeldNamespace } from './namespaces-digest.js';
+export { NAMESPACES_HELD_ANNOTATIONS, namespacesHeldAnnotations, namespacesHeldFrom, type NamespacesHeld } from './held-namespaces.js';
 export * from './json-value.js';
 export { err, ok, type Result } from './result.js';
 

@@ -69,6 +69,33 @@ describe('LeaderElector', () => {
     expect(await holder(namespace)).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
+  it("keeps the holder's annotations current with each renewal, hands them over with the lease, and removes them on release", async () => {
+    const namespace = await createTestNamespace(kc, 'le-annotations');
+    const log: string[] = [];
+    const annotationsOf = async () => (await leases.readNamespacedLease({ namespace, name: 'outrigger-test' })).metadata?.annotations ?? {};
+    let aHolds = 1;
+    const a = candidate(client, namespace, 'a', log, { annotations: () => ({ 'example.com/held': String(aHolds) }) }).start();
+    await waitFor('a to lead', () => a.isLeader());
+    // Another writer's annotation stays: the holder sets its own keys only.
+    await waitFor('another writer to annotate the Lease (retried when a renewal wrote in between)', async () => {
+      const lease = await leases.readNamespacedLease({ namespace, name: 'outrigger-test' });
+      return leases.replaceNamespacedLease({ namespace, name: 'outrigger-test', body: { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, 'example.com/other': 'kept' } } } });
+    });
+    expect(await annotationsOf()).toMatchObject({ 'example.com/held': '1' });
+    aHolds = 2;
+    await waitFor('the renewal to carry the new value', async () => (await annotationsOf())['example.com/held'] === '2');
+    const b = candidate(client, namespace, 'b', log, { annotations: () => ({ 'example.com/held': 'b' }) }).start();
+    await waitFor('b to defer to a', async () => (await holder(namespace))?.holderIdentity === 'a' && !b.isLeader());
+    // A follower writes nothing: what the Lease says is the holder's.
+    expect((await annotationsOf())['example.com/held']).toBe('2');
+    await a.stop();
+    await waitFor('b to lead', () => b.isLeader());
+    await waitFor("b's annotation", async () => (await annotationsOf())['example.com/held'] === 'b');
+    await b.stop();
+    expect(await annotationsOf()).toEqual({ 'example.com/other': 'kept' });
+    expect(log).toEqual(['a started', 'a stopped', 'b started', 'b stopped']);
+  });
+
   it('without release, the successor takes over only after the lease expired', async () => {
     const namespace = await createTestNamespace(kc, 'le-expire');
     const log: string[] = [];

@@ -26,13 +26,18 @@ export interface LeaderElectionOptions {
   readonly onNewLeader?: (identity: string) => void;
   /** Failed API calls (they are retried). */
   readonly onError?: (error: unknown, info: ApiErrorInfo) => void;
+  /**
+   * Annotations the holder sets on the Lease with each acquire and renewal, so that readers see
+   * what the leader acts on without reaching its pod; removed on release.
+   */
+  readonly annotations?: () => Readonly<Record<string, string>>;
 }
 
 /** The coordination.k8s.io/v1 Lease fields the election reads and writes; the rest is kept as it is. */
 interface Lease {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string };
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly resourceVersion?: string; readonly annotations?: Readonly<Record<string, string>> };
   readonly spec?: LeaseRecord & { readonly leaseTransitions?: number; readonly [field: string]: unknown };
 }
 
@@ -58,6 +63,8 @@ export class LeaderElector {
   /** The last lease record we saw, and when (our clock) it last changed. */
   private observed: { key: string; atMs: number } | undefined;
   private lastHolder: string | undefined;
+  /** The annotation keys this candidate has written, which release() removes. */
+  private readonly published = new Set<string>();
 
   constructor(
     private readonly kc: KubeClient,
@@ -119,7 +126,7 @@ export class LeaderElector {
       } catch (error) {
         if (classifyApiError(error).kind !== 'notFound') throw error;
         const spec = { holderIdentity: this.identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(), renewTime: microTime(), leaseTransitions: 0 };
-        const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec };
+        const body = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: this.annotated({ name, namespace }), spec };
         await this.call({ method: 'POST', path: resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace }), body });
         this.noteHolder(this.identity);
         return true;
@@ -132,6 +139,7 @@ export class LeaderElector {
       const taking = decision === 'take';
       const body: Lease = {
         ...lease,
+        metadata: this.annotated(lease.metadata ?? {}),
         spec: {
           ...spec,
           holderIdentity: this.identity,
@@ -158,7 +166,8 @@ export class LeaderElector {
       const lease = await this.call<Lease>({ path: this.leasePath() });
       if (lease.spec?.holderIdentity !== this.identity) return;
       const spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, renewTime: microTime() };
-      await this.call({ method: 'PUT', path: this.leasePath(), body: { ...lease, spec } });
+      const annotations = Object.fromEntries(Object.entries(lease.metadata?.annotations ?? {}).filter(([key]) => !this.published.has(key)));
+      await this.call({ method: 'PUT', path: this.leasePath(), body: { ...lease, metadata: { ...lease.metadata, annotations }, spec } });
     } catch (error) {
       this.safely(() => this.options.onError?.(error, classifyApiError(error)));
     }
@@ -181,6 +190,20 @@ export class LeaderElector {
     } catch (error) {
       this.safely(() => this.options.onError?.(error, classifyApiError(error)));
     }
+  }
+
+  /** `metadata` with our annotations over its own; its resourceVersion stays, so the write is still a compare-and-swap. */
+  private annotated<M extends NonNullable<Lease['metadata']>>(metadata: M): M {
+    let ours: Readonly<Record<string, string>> | undefined;
+    try {
+      ours = this.options.annotations?.();
+    } catch (error) {
+      // Renewing matters more than what the annotations say: the lease is written without them.
+      this.safely(() => this.options.onError?.(error, classifyApiError(error)));
+    }
+    if (!ours) return metadata;
+    for (const key of Object.keys(ours)) this.published.add(key);
+    return { ...metadata, annotations: { ...metadata.annotations, ...ours } };
   }
 
   private leasePath(): string {

@@ -28,7 +28,6 @@ const guardWith = (policySpec: object, bindingSpec: object = {}) => ({
 });
 
 const WEBHOOK = { name: 'outrigger-injector', caBundle: ca.cert, service: { namespace: 'outrigger-system', name: 'outrigger-injector', port: 443 }, serviceExists: true, readyEndpoints: 2 };
-const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15 };
 const PROFILE = {
   name: 'xxl-job',
   generation: 3,
@@ -41,6 +40,7 @@ const PROFILE = {
 
 const SHOP = { name: 'shop', resourceVersion: '812' };
 const HOLDS_SHOP = { held: 1, digest: namespacesDigest([SHOP]) };
+const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x_0a1b2c3d', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15, namespaces: HOLDS_SHOP };
 
 const healthy: InstallState = {
   namespace: 'outrigger-system',
@@ -61,10 +61,6 @@ const healthy: InstallState = {
   injectorReplicas: [
     { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
     { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
-  ],
-  syncerReplicas: [
-    { pod: 'outrigger-rbac-syncer-a', ready: true, namespaces: HOLDS_SHOP },
-    { pod: 'outrigger-rbac-syncer-b', ready: true, namespaces: HOLDS_SHOP },
   ],
   leases: [LEASE],
   profiles: [PROFILE],
@@ -231,55 +227,54 @@ describe('checkLines', () => {
     expect(syncerBehind.find((l) => l.check === 'profile xxl-job')).toMatchObject({ result: 'fail', message: 'the rbac-syncer has seen generation 3, the object is at 4' });
   });
 
-  it('fails the namespaces while a replica holds another view of them, naming it, and passes one that reads none', () => {
+  it('fails the namespaces while an injector replica holds another view of them, naming it, and passes one that reads none', () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
     const caughtUp = { held: 1, digest: namespacesDigest([annotated]) };
-    const syncersCaughtUp = healthy.syncerReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
-    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces');
+    const leaseCaughtUp = [{ ...LEASE, namespaces: caughtUp }];
+    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], leases: leaseCaughtUp }).find((l) => l.check === 'namespaces');
     expect(line).toMatchObject({ result: 'fail', message: expect.stringContaining(`outrigger-injector-a holds 1 (digest ${HOLDS_SHOP.digest}), outrigger-injector-b holds 1`) });
     expect(line?.message).toContain(': each applies other resource defaults');
     expect(line?.message).not.toContain('rbac-syncer');
     expect(line?.hint).toContain('outrigger_injector_watch_restarts_total{resource="namespaces"}');
     const oneBehind = healthy.injectorReplicas.map((r) => (r.pod === 'outrigger-injector-a' ? { ...r, namespaces: caughtUp } : r));
-    const one = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: oneBehind, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces');
+    const one = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: oneBehind, leases: leaseCaughtUp }).find((l) => l.check === 'namespaces');
     expect(one?.message).toMatch(/, but outrigger-injector-b holds 1 \(digest [0-9a-f]{16}\): it applies other resource defaults/);
     const injectorsCaughtUp = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
-    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: injectorsCaughtUp, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: injectorsCaughtUp, leases: leaseCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
       result: 'pass',
-      message: '1 labelled: shop; every injector and rbac-syncer replica holds them as they are',
+      message: "1 labelled: shop; every injector replica and the rbac-syncer's leader hold them as they are",
     });
     const unlabelledStill = checkLines({ ...healthy, labelledNamespaces: [] }).find((l) => l.check === 'namespaces');
     expect(unlabelledStill?.result).toBe('fail');
     const fromFile = healthy.injectorReplicas.map(({ namespaces: _held, ...r }) => r);
-    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: fromFile, syncerReplicas: syncersCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
+    expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas: fromFile, leases: leaseCaughtUp }).find((l) => l.check === 'namespaces')).toMatchObject({
       result: 'pass',
-      message: '1 labelled: shop; every rbac-syncer replica holds them as they are',
+      message: "1 labelled: shop; the rbac-syncer's leader holds them as they are",
     });
   });
 
-  it('passes the namespaces while the rbac-syncers\' views cannot be read, saying so and why', () => {
-    const syncerReplicas = healthy.syncerReplicas.map(({ namespaces: _held, ...r }) => ({ ...r, ready: false, problem: 'its /readyz cannot be read through the API server (timed out after 5000 ms)' }));
-    expect(checkLines({ ...healthy, syncerReplicas }).find((l) => l.check === 'namespaces')).toMatchObject({
-      result: 'pass',
-      message:
-        '1 labelled: shop; every injector replica holds them as they are; what outrigger-rbac-syncer-a, outrigger-rbac-syncer-b hold is not known: its /readyz cannot be read through the API server (timed out after 5000 ms) (with the network-policy component, the API server may reach an rbac-syncer\'s port 8080 only if its address is admitted)',
-    });
-  });
-
-  it('fails the namespaces while an rbac-syncer replica holds another view of them, naming it and what it binds, with the hint for syncers alone', () => {
+  it("fails the namespaces while the rbac-syncer's leader publishes another view of them on its Lease, naming its pod and what it binds, with the hint for syncers alone", () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
     const caughtUp = { held: 1, digest: namespacesDigest([annotated]) };
     const injectorReplicas = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: caughtUp }));
-    const syncerReplicas = healthy.syncerReplicas.map((r) => (r.pod === 'outrigger-rbac-syncer-a' ? { ...r, namespaces: caughtUp } : r));
-    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas, syncerReplicas }).find((l) => l.check === 'namespaces');
+    const line = checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas }).find((l) => l.check === 'namespaces');
     expect(line).toMatchObject({
       result: 'fail',
-      message: `1 labelled (digest ${caughtUp.digest}), but outrigger-rbac-syncer-b holds 1 (digest ${HOLDS_SHOP.digest}): while leading, it binds the agents of other namespaces than those now labelled`,
+      message: `1 labelled (digest ${caughtUp.digest}), but outrigger-rbac-syncer-x (leading) holds 1 (digest ${HOLDS_SHOP.digest}): it binds the agents of other namespaces than those now labelled`,
       hint: 'an rbac-syncer that cannot watch namespaces is restarted once its view has been incomplete for UNHEALTHY_AFTER: see its logs and its outrigger_rbac_syncer_watch_restarts_total{resource="namespaces"}; a namespace changed while check ran shows here too: run check again',
     });
-    const both = checkLines({ ...healthy, labelledNamespaces: [annotated], syncerReplicas }).find((l) => l.check === 'namespaces');
-    expect(both?.message).toMatch(/outrigger-injector-a holds 1 .*: each applies .*; outrigger-rbac-syncer-b holds 1 .*: while leading, it binds/);
+    const both = checkLines({ ...healthy, labelledNamespaces: [annotated] }).find((l) => l.check === 'namespaces');
+    expect(both?.message).toMatch(/outrigger-injector-a holds 1 .*: each applies .*; outrigger-rbac-syncer-x \(leading\) holds 1 .*: it binds/);
     expect(both?.hint).toMatch(/^an injector that cannot watch namespaces .*; an rbac-syncer that cannot watch namespaces /);
+  });
+
+  it("judges no rbac-syncer view where its Lease publishes none, or its holder no longer leads (the lease line fails for that)", () => {
+    const annotated = { ...SHOP, resourceVersion: '813' };
+    const injectorReplicas = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } }));
+    const { namespaces: _held, ...unpublished } = LEASE;
+    for (const leases of [[unpublished], [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }], [{ ...unpublished, holder: undefined }]]) {
+      expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas, leases }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop; every injector replica holds them as they are' });
+    }
   });
 
   it('fails a profile that is refused or not synced, with the reason the status gives', () => {
@@ -306,7 +301,7 @@ describe('checkLines', () => {
       labelledNamespaces: [],
       servingSecret: { name: 'outrigger-injector-tls', certificate: soon },
       injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter, namespaces: { held: 0, digest: namespacesDigest([]) } })),
-      syncerReplicas: healthy.syncerReplicas.map((r) => ({ ...r, namespaces: { held: 0, digest: namespacesDigest([]) } })),
+      leases: [{ ...LEASE, namespaces: { held: 0, digest: namespacesDigest([]) } }],
     });
     expect(failed(lines)).toEqual([]);
     expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);

@@ -1,10 +1,10 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
-import { namespacesDigest } from '@outrigger/admission';
+import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, InjectorReplicaView, InstallState, SyncerReplicaView } from './install-state.js';
+import type { AdmissionPolicyView, InstallState, LeaseView } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
 export interface CheckLine {
@@ -146,8 +146,7 @@ function leases({ leases, now, namespace }: InstallState): CheckLine[] {
   return leases.map((lease) => {
     const check = `lease ${lease.name}`;
     if (!lease.holder || !lease.renewTime) return fail(check, 'held by nobody: no replica is leading', `kubectl -n ${namespace} get lease ${lease.name} -o yaml; the Deployment's logs`);
-    const staleMs = now.getTime() - lease.renewTime.getTime() - (lease.durationSeconds ?? 15) * 1_000;
-    if (staleMs > 0) return fail(check, `held by ${lease.holder}, not renewed since ${lease.renewTime.toISOString()}`, 'the leader stopped renewing: is its pod running?');
+    if (!leaseCurrent(lease, now)) return fail(check, `held by ${lease.holder}, not renewed since ${lease.renewTime.toISOString()}`, 'the leader stopped renewing: is its pod running?');
     return pass(check, `held by ${lease.holder}`);
   });
 }
@@ -170,15 +169,25 @@ function profiles({ profiles, injectorReplicas, install }: InstallState): CheckL
   });
 }
 
-function namespaces({ labelledNamespaces, injectorReplicas, syncerReplicas }: InstallState): CheckLine {
+/** Renewed within its duration: its holder still leads. */
+function leaseCurrent(lease: LeaseView, now: Date): boolean {
+  return lease.renewTime !== undefined && now.getTime() - lease.renewTime.getTime() <= (lease.durationSeconds ?? 15) * 1_000;
+}
+
+/** The pod of a leader's identity (`<pod>_<random>`, as LeaderElector forms it). */
+const holderPod = (identity: string): string => identity.replace(/_[0-9a-f]+$/, '');
+
+function namespaces({ labelledNamespaces, injectorReplicas, leases, now }: InstallState): CheckLine {
   const digest = namespacesDigest(labelledNamespaces);
-  const lagging = <R extends InjectorReplicaView | SyncerReplicaView>(replicas: readonly R[]) => replicas.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
-  const [injectors, syncers] = [lagging(injectorReplicas), lagging(syncerReplicas)];
+  // Only the rbac-syncer that leads binds: it publishes the namespaces it binds by on its Lease.
+  const leaders = leases.flatMap((l) => (l.holder && l.namespaces && leaseCurrent(l, now) ? [{ pod: `${holderPod(l.holder)} (leading)`, namespaces: l.namespaces }] : []));
+  const lagging = <R extends { readonly namespaces?: NamespacesHeld }>(holders: readonly R[]) => holders.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
+  const [injectors, syncers] = [lagging(injectorReplicas), lagging(leaders)];
   if (injectors.length + syncers.length > 0) {
-    const holds = (r: InjectorReplicaView | SyncerReplicaView) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`;
+    const holds = (r: { readonly pod: string; readonly namespaces?: NamespacesHeld }) => `${r.pod} holds ${r.namespaces?.held} (digest ${r.namespaces?.digest})`;
     const effects = [
       ...(injectors.length > 0 ? [`${injectors.map(holds).join(', ')}: ${injectors.length === 1 ? 'it applies' : 'each applies'} other resource defaults, canaries and Pod Security levels than the namespaces now set`] : []),
-      ...(syncers.length > 0 ? [`${syncers.map(holds).join(', ')}: while leading, ${syncers.length === 1 ? 'it binds' : 'each binds'} the agents of other namespaces than those now labelled`] : []),
+      ...(syncers.length > 0 ? [`${syncers.map(holds).join(', ')}: it binds the agents of other namespaces than those now labelled`] : []),
     ];
     const hints = [
       ...(injectors.length > 0 ? ['an injector that cannot watch namespaces keeps the last ones it saw: see its logs and its outrigger_injector_watch_restarts_total{resource="namespaces"}'] : []),
@@ -188,12 +197,9 @@ function namespaces({ labelledNamespaces, injectorReplicas, syncerReplicas }: In
   }
   if (labelledNamespaces.length === 0) return warn('namespaces', 'no namespace is labelled outrigger.dev/injection=enabled: nothing is injected', 'kubectl label namespace <ns> outrigger.dev/injection=enabled');
   const names = labelledNamespaces.map((n) => n.name);
-  const holders = [...(injectorReplicas.some((r) => r.namespaces !== undefined) ? ['injector'] : []), ...(syncerReplicas.some((r) => r.namespaces !== undefined) ? ['rbac-syncer'] : [])];
-  const held = holders.length > 0 ? `; every ${holders.join(' and ')} replica holds them as they are` : '';
-  // Not a failure: the install works; check just cannot see what the rbac-syncers hold.
-  const unread = syncerReplicas.filter((r) => r.namespaces === undefined && r.problem !== undefined);
-  const blind = unread.length > 0 ? `; what ${unread.map((r) => r.pod).join(', ')} ${unread.length === 1 ? 'holds' : 'hold'} is not known: ${unread[0]?.problem} (with the network-policy component, the API server may reach an rbac-syncer's port 8080 only if its address is admitted)` : '';
-  return pass('namespaces', `${names.length} labelled: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}${held}${blind}`);
+  const holders = [...(injectorReplicas.some((r) => r.namespaces !== undefined) ? ['every injector replica'] : []), ...(leaders.length > 0 ? ["the rbac-syncer's leader"] : [])];
+  const held = holders.length > 0 ? `; ${holders.join(' and ')} ${holders.length > 1 ? 'hold' : 'holds'} them as they are` : '';
+  return pass('namespaces', `${names.length} labelled: ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}${held}`);
 }
 
 /**

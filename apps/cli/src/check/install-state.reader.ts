@@ -1,16 +1,14 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
 import { type InstallIdentity, installIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, SyncerReplicaView, WebhookView } from './install-state.js';
+import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
 export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
-/** The rbac-syncers' port admits only namespaces labelled for monitoring under the network-policy component, and a dropped read would otherwise hold check for READ_TIMEOUT_MS. */
-const SYNCER_READ_TIMEOUT_MS = 5_000;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API objects read field by field below
 
@@ -28,13 +26,12 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   };
   const list = async (what: string, path: string, labelSelector?: string): Promise<Json[]> => (await read<{ items: Json[] }>(what, path, labelSelector ? { labelSelector } : undefined))?.items ?? [];
 
-  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, syncerPods, leaseObjs, profileObjs, namespaceObjs] = await Promise.all([
+  const [version, crdObj, webhookObj, deploymentObjs, injectorPods, leaseObjs, profileObjs, namespaceObjs] = await Promise.all([
     read<{ gitVersion?: string }>("the API server's version", '/version'),
     read<Json>('the AgentProfile CRD', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}`),
     read<Json>(`MutatingWebhookConfiguration ${options.webhookName}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource: 'mutatingwebhookconfigurations', name: options.webhookName })),
     list(`Deployments in ${namespace}`, resourcePath({ apiVersion: 'apps/v1', resource: 'deployments', namespace }), PART_OF_OUTRIGGER),
     list(`injector pods in ${namespace}`, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=injector`),
-    list(`rbac-syncer pods in ${namespace}`, resourcePath({ apiVersion: 'v1', resource: 'pods', namespace }), `${PART_OF_OUTRIGGER},app.kubernetes.io/component=rbac-syncer`),
     list(`Leases in ${namespace}`, resourcePath({ apiVersion: 'coordination.k8s.io/v1', resource: 'leases', namespace })),
     list('AgentProfiles', resourcePath({ apiVersion: AGENT_PROFILE_API_VERSION, resource: AGENT_PROFILE_PLURAL })),
     list('labelled Namespaces', resourcePath({ apiVersion: 'v1', resource: 'namespaces' }), `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`),
@@ -74,10 +71,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     return undefined;
   });
   const running = (pods: readonly Json[]) => pods.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
-  const [injectorReplicas, syncerReplicas] = await Promise.all([
-    Promise.all(running(injectorPods).map((p) => replicaView(kc, namespace, p))),
-    Promise.all(running(syncerPods).map((p) => syncerReplicaView(kc, namespace, p))),
-  ]);
+  const injectorReplicas = await Promise.all(running(injectorPods).map((p) => replicaView(kc, namespace, p)));
 
   return {
     namespace,
@@ -90,7 +84,6 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     serviceAccess,
     servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
     injectorReplicas,
-    syncerReplicas,
     leases: leaseObjs.map(leaseView),
     profiles: profileObjs.map(profileView),
     labelledNamespaces: namespaceObjs.map((n) => ({ name: String(n.metadata?.name), resourceVersion: String(n.metadata?.resourceVersion ?? '') })),
@@ -203,14 +196,14 @@ function secretView(name: string, obj: Json | undefined): InstallState['servingS
 }
 
 /** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>` or `<pod>:<port>`): whether it is ready, and its checks' details. */
-async function readyzOf(kc: KubeClient, namespace: string, port: string, timeoutMs = READ_TIMEOUT_MS): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
-  const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs });
+async function readyzOf(kc: KubeClient, namespace: string, port: string): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
+  const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
   const body = JSON.parse(await response.body.text()) as Json;
   return { ready: response.status === 200, details: body.details, body };
 }
 
 /** The labelled namespaces a replica's /readyz says it holds, if it says. */
-function heldNamespaces(namespaces: Json | undefined): { namespaces?: { held: number; digest: string } } {
+function heldNamespaces(namespaces: Json | undefined): { namespaces?: NamespacesHeld } {
   return typeof namespaces?.digest === 'string' && typeof namespaces.held === 'number' ? { namespaces: { held: namespaces.held, digest: namespaces.digest } } : {};
 }
 
@@ -238,28 +231,19 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
   }
 }
 
-/** One rbac-syncer pod's /readyz (its HTTP port): the labelled namespaces it holds, from its sync check. */
-async function syncerReplicaView(kc: KubeClient, namespace: string, pod: Json): Promise<SyncerReplicaView> {
-  const name = String(pod.metadata?.name);
-  try {
-    const { ready, details, body } = await readyzOf(kc, namespace, `${name}:${containerPort(pod, 'http', 8080)}`, SYNCER_READ_TIMEOUT_MS);
-    return { pod: name, ready, ...heldNamespaces(details?.sync?.namespaces), ...(ready ? {} : { problem: `not ready: ${JSON.stringify(details ?? body)}` }) };
-  } catch (error) {
-    return { pod: name, ready: false, problem: unreadable(error) };
-  }
-}
-
 function deploymentView(obj: Json): DeploymentView {
   return { name: String(obj.metadata?.name), desired: Number(obj.spec?.replicas ?? 1), available: Number(obj.status?.availableReplicas ?? 0) };
 }
 
 function leaseView(obj: Json): LeaseView {
   const spec = obj.spec ?? {};
+  const held = namespacesHeldFrom(obj.metadata?.annotations);
   return {
     name: String(obj.metadata?.name),
     ...(spec.holderIdentity ? { holder: String(spec.holderIdentity) } : {}),
     ...(spec.renewTime ? { renewTime: new Date(spec.renewTime) } : {}),
     ...(typeof spec.leaseDurationSeconds === 'number' ? { durationSeconds: spec.leaseDurationSeconds } : {}),
+    ...(held ? { namespaces: held } : {}),
   };
 }
 

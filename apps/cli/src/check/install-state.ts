@@ -1,5 +1,5 @@
 import type { PodSecurityLevel } from '@outrigger/agent-profiles';
-import type { HeldNamespace } from '@outrigger/admission';
+import type { HeldNamespace, NamespacesHeld } from '@outrigger/admission';
 import type { GuardBindingView, GuardPolicyView } from '@outrigger/install';
 import type { AgentScan } from '../agents/agent-scan.reader.js';
 import type { InstallIdentity } from '../install-identity.js';
@@ -23,11 +23,9 @@ export interface InstallState {
   readonly servingSecret: { readonly name: string; readonly certificate?: ParsedCertificate; readonly problem?: string } | undefined;
   /** Each injector pod's /readyz, read through the API server's pod proxy. */
   readonly injectorReplicas: readonly InjectorReplicaView[];
-  /** Each rbac-syncer pod's /readyz, likewise. */
-  readonly syncerReplicas: readonly SyncerReplicaView[];
   readonly leases: readonly LeaseView[];
   readonly profiles: readonly ProfileView[];
-  /** The namespaces labelled for injection, at their resourceVersions (what the injector's digest is taken over). */
+  /** The namespaces labelled for injection, at their resourceVersions (what the injector's and the rbac-syncer's digests are taken over). */
   readonly labelledNamespaces: readonly HeldNamespace[];
   /** The rbac-syncer's exec guard of ClusterRoleBinding profiles (ValidatingAdmissionPolicy and binding from deploy/). */
   readonly execGuard: ExecGuardView;
@@ -81,16 +79,7 @@ export interface InjectorReplicaView {
   /** AgentProfile generation in force, by name. */
   readonly generations?: Readonly<Record<string, number>>;
   /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */
-  readonly namespaces?: { readonly held: number; readonly digest: string };
-  /** Why its /readyz could not be read, or why it is not ready. */
-  readonly problem?: string;
-}
-
-export interface SyncerReplicaView {
-  readonly pod: string;
-  readonly ready: boolean;
-  /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`). */
-  readonly namespaces?: { readonly held: number; readonly digest: string };
+  readonly namespaces?: NamespacesHeld;
   /** Why its /readyz could not be read, or why it is not ready. */
   readonly problem?: string;
 }
@@ -100,6 +89,8 @@ export interface LeaseView {
   readonly holder?: string;
   readonly renewTime?: Date;
   readonly durationSeconds?: number;
+  /** The labelled namespaces its holder acts on, as the rbac-syncer's leader publishes them on its Lease. */
+  readonly namespaces?: NamespacesHeld;
 }
 
 export interface ConditionView {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, protectedNamespacesFor } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesHeldAnnotations, type NamespacesHeld, protectedNamespacesFor } from '@outrigger/admission';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, profileHash, type ProfileInForce, ProfileSource, type RbacBindingKind } from '@outrigger/agent-profiles';
 import { Controller, describePermission, EventRecorder, missingPermissions, resourcePath, type KubeClient, type KubeObject, type ReflectorStatus } from '@outrigger/kube';
 import { execGuardName, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
@@ -33,7 +33,7 @@ export interface SyncerStatus {
   readonly leader: boolean;
   readonly watches: Record<string, ReflectorStatus>;
   /** The labelled namespaces held: how many, and their digest (`namespacesDigest`), which `outrigger check` compares with the API server's. */
-  readonly namespaces?: { readonly held: number; readonly digest: string };
+  readonly namespaces?: NamespacesHeld;
   /** Why an exec guard the profiles need is not in force, when one is not. */
   readonly execGuardProblem?: string;
 }
@@ -81,6 +81,8 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
       deadStreamTimeoutMs: this.config.watchDeadMs,
       leaderElection: {
         ...this.config.lease,
+        // The namespaces it binds by, where `outrigger check` reads them whatever NetworkPolicy guards this pod.
+        annotations: () => namespacesHeldAnnotations(this.view.heldNamespaces()),
         onStartedLeading: () => {
           this.metrics.leader.set(1);
           this.logger.log(`became the leader (${this.controller.identity}); reconciling every profile`);

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { namespacesDigest } from '@outrigger/admission';
+import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { type AgentProfile, type AgentProfileEntry, profileAppliesIn, type RbacBindingKind } from '@outrigger/agent-profiles';
 import type { Reflector } from '@outrigger/kube';
 import { agentRevisionName, type AgentRevision } from '@outrigger/sidecar';
@@ -68,8 +68,8 @@ export class SyncerView {
 
   constructor(private readonly stores: BaseStores) {}
 
-  /** How many labelled namespaces are held and their digest, which `outrigger check` compares with the API server's. */
-  heldNamespaces(): { readonly held: number; readonly digest: string } {
+  /** How many labelled namespaces are held and their digest, which `outrigger check` compares with the API server's (the leader's, from its Lease). */
+  heldNamespaces(): NamespacesHeld {
     const entries = this.stores.namespaces.entries();
     return { held: entries.length, digest: namespacesDigest(entries.map(([, { name, resourceVersion }]) => ({ name, resourceVersion }))) };
   }
