@@ -246,6 +246,9 @@ describe('outrigger check', () => {
       // The leader keeps leading but cannot list namespaces again: the syncer may no longer, and its connections are aborted, so its namespace watch starts over.
       firstRule(['pods', 'namespaces'], ['pods']);
       revoked = true;
+      const syncerAccount = `system:serviceaccount:${OUTRIGGER_NAMESPACE}:${INSTALL_NAMES.rbacSyncer}`;
+      // `can-i` answers no with exit code 1: the API server's authorizer has taken the change in.
+      await eventually(() => expect(() => kubectl(['auth', 'can-i', 'watch', 'namespaces', '--as', syncerAccount])).toThrow(), 'the rbac-syncer to be refused watching namespaces');
       const syncer = podProcess(leader ?? '');
       // As an enforced NetworkPolicy of the network-policy component does: the API server cannot read the syncers' /readyz.
       for (const { pid } of [syncer, podProcess(follower ?? '')]) {
