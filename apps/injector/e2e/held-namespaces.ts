@@ -1,10 +1,10 @@
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { getFromInjector } from './injector-metrics.js';
 import type { RunningInjector } from './injector-process.js';
 
 export interface HeldAndListed {
   /** What the injector's /readyz says it holds. */
-  readonly held: { readonly held: number; readonly digest: string } | undefined;
+  readonly held: NamespacesHeld | undefined;
   /** The labelled namespaces the API server lists now, and their digest. */
   readonly listed: { readonly count: number; readonly digest: string };
 }
@@ -14,7 +14,7 @@ export async function heldAndListed(injector: RunningInjector, kubectl: (...args
   const { body } = await getFromInjector(injector.baseUrl, injector.ca, '/readyz');
   const items = (JSON.parse(kubectl('get', 'namespaces', '-l', `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`, '-o', 'json')) as { items: Array<{ metadata: { name: string; resourceVersion: string } }> }).items;
   return {
-    held: (JSON.parse(body) as { details?: { namespaces?: { held: number; digest: string } } }).details?.namespaces,
+    held: (JSON.parse(body) as { details?: { namespaces?: NamespacesHeld } }).details?.namespaces,
     listed: { count: items.length, digest: namespacesDigest(items.map(({ metadata }) => metadata)) },
   };
 }

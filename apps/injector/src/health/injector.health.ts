@@ -40,7 +40,7 @@ export class InjectorHealth implements HealthChecks {
     if (reason) return check.down({ reason });
     const held = this.namespaces.held();
     // held and digest: what `outrigger check` compares with its own list of the labelled namespaces.
-    return check.up(held ? { podSecurityLabels: 'watched', held: held.count, digest: held.digest } : { podSecurityLabels: 'not read (PROFILES_FILE)' });
+    return check.up(held ? { podSecurityLabels: 'watched', ...held } : { podSecurityLabels: 'not read (PROFILES_FILE)' });
   }
 
   certificate() {

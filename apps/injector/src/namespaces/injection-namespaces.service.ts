@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest } from '@outrigger/admission';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { OVERRIDABLE_RESOURCES, parsePodSecurityLevel, POD_SECURITY_ENFORCE_LABEL, type PodSecurityLevel } from '@outrigger/agent-profiles';
 import { type KubeClient, Reflector, resourcePath } from '@outrigger/kube';
 import { KUBE_CLIENT } from '@outrigger/service';
@@ -80,10 +80,10 @@ export class InjectionNamespacesService implements OnModuleInit, OnModuleDestroy
   }
 
   /** How many namespaces are held and their digest, which `outrigger check` compares with the API server's; undefined when nothing is watched. */
-  held(): { readonly count: number; readonly digest: string } | undefined {
+  held(): NamespacesHeld | undefined {
     if (!this.reflector) return undefined;
     const entries = this.reflector.entries();
-    return { count: entries.length, digest: namespacesDigest(entries.map(([name, { resourceVersion }]) => ({ name, resourceVersion }))) };
+    return { held: entries.length, digest: namespacesDigest(entries.map(([name, { resourceVersion }]) => ({ name, resourceVersion }))) };
   }
 
   /** Undefined once the first list completed (or when nothing is watched), else why not. */
