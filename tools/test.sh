@@ -9,7 +9,10 @@ bash tools/setup.sh
 bash tools/cluster/setup-cluster.sh
 export NX_NO_CLOUD=true NX_TUI=false NX_DAEMON=false
 log=$(mktemp -t outrigger-test.XXXXXX)
-trap 'rm -f "$log"' EXIT
+# On a fresh machine the later suites' tools compile beside the earlier suites (a failed build there is the suite's to report).
+bash tools/prebuild.sh &
+prebuild=$!
+trap 'kill "$prebuild" 2>/dev/null || true; wait "$prebuild" 2>/dev/null || true; rm -f "$log"' EXIT
 if npx nx run-many -t lint typecheck test build e2e --outputStyle=static "$@" 2>&1 | tee "$log"; then exit 0; fi
 # CI keeps only the end of the output: repeat each failure where it will be read.
 echo

@@ -17,6 +17,13 @@ go_build_cached() {
     # readonly: a build never edits go.mod or go.sum; no VCS stamp: the same sources give the same binary.
     export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
     mkdir -p "$dir"
+    # One build per directory at a time (tools/prebuild.sh may be building it already): wait, then build only what is still missing.
+    exec {_go_build_lock}>"$dir/.lock"
+    flock "$_go_build_lock"
+    missing=()
+    for spec in "$@"; do [ -x "$dir/${spec%%=*}" ] || missing+=("$spec"); done
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
     _go_build_tmp=$(mktemp -d "$dir/.build.XXXXXX") _go_build_pids=""
     # Killed or interrupted: stop the compiler and the ticker too, and leave no partial build behind.
     trap 'kill $_go_build_pids 2>/dev/null; rm -rf "$_go_build_tmp"' EXIT
@@ -45,6 +52,11 @@ go_build_cached() {
     rm -rf "$_go_build_tmp"
     trap - EXIT TERM INT
     echo "  done in $((SECONDS - start))s" >&2
+  fi
+  # Released for the next caller (a script may build into one directory twice).
+  if [ -n "${_go_build_lock:-}" ]; then
+    exec {_go_build_lock}>&-
+    unset _go_build_lock
   fi
   echo "$dir"
 }
