@@ -127,7 +127,7 @@ describe('outrigger check', () => {
     expect(text.stdout).toMatch(/^ok {3}kubernetes-version: v1\.\d+\.\d+/m);
     expect(text.stdout).toMatch(/^ok {3}ca-bundle: the webhook's caBundle verifies the serving certificate/m);
     expect(text.stdout).toMatch(/^ok {3}profile xxl-job: generation \d+ in force in both services/m);
-    expect(text.stdout).toMatch(/^ok {3}namespaces: \d+ labelled: .*; every injector and rbac-syncer replica holds them as they are$/m);
+    expect(text.stdout).toMatch(/^ok {3}namespaces: \d+ labelled: .*; every injector replica and the rbac-syncer's leader hold them as they are$/m);
     for (const service of ['injector', 'rbac-syncer', 'cert-manager']) expect(text.stdout).toMatch(new RegExp(`^ok {3}rbac outrigger-${service}: ServiceAccount outrigger-system/outrigger-${service} may make all \\d+ kinds of request it needs`, 'm'));
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);
   });
