@@ -41,6 +41,11 @@ interface Lease {
   readonly spec?: LeaseRecord & { readonly leaseTransitions?: number; readonly [field: string]: unknown };
 }
 
+/** The pod (or host) part of an identity LeaderElector formed: `<pod>_<random hex>`. */
+export function identityPod(identity: string): string {
+  return identity.replace(/_[0-9a-f]+$/, '');
+}
+
 /** metav1.MicroTime: RFC 3339 with six fractional digits. */
 const microTime = (): string => new Date().toISOString().replace(/Z$/, '000Z');
 

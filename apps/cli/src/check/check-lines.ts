@@ -1,6 +1,7 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
 import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { identityPod } from '@outrigger/kube';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
@@ -174,13 +175,10 @@ function leaseCurrent(lease: LeaseView, now: Date): boolean {
   return lease.renewTime !== undefined && now.getTime() - lease.renewTime.getTime() <= (lease.durationSeconds ?? 15) * 1_000;
 }
 
-/** The pod of a leader's identity (`<pod>_<random>`, as LeaderElector forms it). */
-const holderPod = (identity: string): string => identity.replace(/_[0-9a-f]+$/, '');
-
 function namespaces({ labelledNamespaces, injectorReplicas, leases, now }: InstallState): CheckLine {
   const digest = namespacesDigest(labelledNamespaces);
   // Only the rbac-syncer that leads binds: it publishes the namespaces it binds by on its Lease.
-  const leaders = leases.flatMap((l) => (l.holder && l.namespaces && leaseCurrent(l, now) ? [{ pod: `${holderPod(l.holder)} (leading)`, namespaces: l.namespaces }] : []));
+  const leaders = leases.flatMap((l) => (l.holder && l.namespaces && leaseCurrent(l, now) ? [{ pod: `${identityPod(l.holder)} (leading)`, namespaces: l.namespaces }] : []));
   const lagging = <R extends { readonly namespaces?: NamespacesHeld }>(holders: readonly R[]) => holders.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
   const [injectors, syncers] = [lagging(injectorReplicas), lagging(leaders)];
   if (injectors.length + syncers.length > 0) {

@@ -195,7 +195,7 @@ function secretView(name: string, obj: Json | undefined): InstallState['servingS
   return certificate ? { name, certificate } : { name, problem: pem ? 'tls.crt does not parse' : 'no tls.crt' };
 }
 
-/** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>` or `<pod>:<port>`): whether it is ready, and its checks' details. */
+/** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>`): whether it is ready, and its checks' details. */
 async function readyzOf(kc: KubeClient, namespace: string, port: string): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
   const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
   const body = JSON.parse(await response.body.text()) as Json;
