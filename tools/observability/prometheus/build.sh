@@ -27,4 +27,5 @@ if [ "${1:-}" = crds ]; then
   exit 0
 fi
 version=$(sed -n "s#^\tgithub.com/prometheus/prometheus \(v[^ ]*\).*#\1#p" go.mod | head -n 1)
-go_build_cached "$root/$version-$(content_key go.sum)" "" "-s -w" promtool=github.com/prometheus/prometheus/cmd/promtool
+# Our tests check rules and metrics only: without the service discoveries (Prometheus's own build tag) it compiles in under half the time.
+GO_GCFLAGS="all=-N -l" go_build_cached "$root/$version-$(content_key go.sum)" remove_all_sd "-s -w" promtool=github.com/prometheus/prometheus/cmd/promtool
