@@ -30,7 +30,7 @@ image() {
     say "building $ref"
     b bud --quiet --layers --isolation chroot --network host --label "io.outrigger.cache-key=$key" \
       "$@" -f "$dockerfile" -t "$ref" "$context" >&2
-    rm -f "$cache/$name"-*.tar
+    rm -f "$cache/$name"-*.tar "$out.part"
     b push --quiet "$ref" "docker-archive:$out.part:$ref" >/dev/null
     mv "$out.part" "$out"
   fi
