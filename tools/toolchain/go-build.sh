@@ -7,8 +7,7 @@ cache_root() { echo "${OUTRIGGER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outr
 # go_build_cached DIR TAGS LDFLAGS NAME=PACKAGE...
 # Builds, from the module in the current directory, each NAME that DIR lacks; a binary appears in DIR
 # only once it is fully built, so an interrupted build is never reused. Prints DIR.
-# GO_GCFLAGS, if set, is passed as -gcflags: the command-line tools our tests only run, never measure,
-# set "all=-N -l" (no optimising, no inlining), which compiles them in about three quarters of the time.
+# GO_GCFLAGS, if set, is passed as -gcflags (see go_build_unoptimised_cached).
 go_build_cached() {
   local dir=$1 tags=$2 ldflags=$3 spec name pkg status began
   shift 3
@@ -62,6 +61,10 @@ go_build_cached() {
   fi
   echo "$dir"
 }
+
+# go_build_cached without optimising or inlining, for the command-line tools our tests only run and
+# never measure: they compile in about three quarters of the time.
+go_build_unoptimised_cached() { GO_GCFLAGS="all=-N -l" go_build_cached "$@"; }
 
 # A short hash of files' contents (sources of our own programs), for cache keys.
 content_key() { cat "$@" | sha256sum | cut -c1-12; }

@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source ../../toolchain/go-build.sh
 version=$(sed -n "s#^\thelm.sh/helm/v4 \(v[^ ]*\).*#\1#p" go.mod | head -n 1)
-GO_GCFLAGS="all=-N -l" go_build_cached "$(cache_root)/helm/$version-$(content_key go.sum)" "" "-s -w -X helm.sh/helm/v4/internal/version.version=$version" helm=helm.sh/helm/v4/cmd/helm
+go_build_unoptimised_cached "$(cache_root)/helm/$version-$(content_key go.sum)" "" "-s -w -X helm.sh/helm/v4/internal/version.version=$version" helm=helm.sh/helm/v4/cmd/helm

@@ -28,4 +28,4 @@ if [ "${1:-}" = crds ]; then
 fi
 version=$(sed -n "s#^\tgithub.com/prometheus/prometheus \(v[^ ]*\).*#\1#p" go.mod | head -n 1)
 # Our tests check rules and metrics only: without the service discoveries (Prometheus's own build tag) it compiles in under half the time.
-GO_GCFLAGS="all=-N -l" go_build_cached "$root/$version-$(content_key go.sum)" remove_all_sd "-s -w" promtool=github.com/prometheus/prometheus/cmd/promtool
+go_build_unoptimised_cached "$root/$version-$(content_key go.sum)" remove_all_sd "-s -w" promtool=github.com/prometheus/prometheus/cmd/promtool

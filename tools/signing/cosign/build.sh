@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source ../../toolchain/go-build.sh
 version=$(sed -n "s#^\tgithub.com/sigstore/cosign/v3 \(v[^ ]*\).*#\1#p" go.mod | head -n 1)
-GO_GCFLAGS="all=-N -l" go_build_cached "$(cache_root)/cosign/$version-$(content_key go.sum)" "" "-s -w -X sigs.k8s.io/release-utils/version.gitVersion=$version" cosign=github.com/sigstore/cosign/v3/cmd/cosign
+go_build_unoptimised_cached "$(cache_root)/cosign/$version-$(content_key go.sum)" "" "-s -w -X sigs.k8s.io/release-utils/version.gitVersion=$version" cosign=github.com/sigstore/cosign/v3/cmd/cosign

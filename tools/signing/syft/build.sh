@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source ../../toolchain/go-build.sh
 version=$(sed -n "s#^\tgithub.com/anchore/syft \(v[^ ]*\).*#\1#p" go.mod | head -n 1)
-GO_GCFLAGS="all=-N -l" go_build_cached "$(cache_root)/syft/$version-$(content_key go.sum)" "" "-s -w -X main.version=$version" syft=github.com/anchore/syft/cmd/syft
+go_build_unoptimised_cached "$(cache_root)/syft/$version-$(content_key go.sum)" "" "-s -w -X main.version=$version" syft=github.com/anchore/syft/cmd/syft
