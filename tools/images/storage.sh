@@ -9,6 +9,8 @@ if [ -z "${OUTRIGGER_IMAGES_LOCKED:-}" ]; then
   exec 9>"$cache/.lock"
   flock 9
   export OUTRIGGER_IMAGES_LOCKED=1
+  # A killed run leaves its scratch and buildah's per-build directories; no one else owns them now.
+  rm -rf --one-file-system "$cache/tmp"/work.* "$cache/tmp"/buildah[0-9]*
 fi
 say() { echo "  $*" >&2; }
 
