@@ -128,6 +128,10 @@ describe('outrigger check', () => {
     expect(text.stdout).toMatch(/^ok {3}ca-bundle: the webhook's caBundle verifies the serving certificate/m);
     expect(text.stdout).toMatch(/^ok {3}profile xxl-job: generation \d+ in force in both services/m);
     expect(text.stdout).toMatch(/^ok {3}namespaces: \d+ labelled: .*; every injector replica and the rbac-syncer's leader hold them as they are$/m);
+    // Every injector replica on /readyz and both leaders on their Leases report the version built into their image.
+    const versions = text.stdout.match(/^ok {3}versions: this CLI and every running service are release (\S+) \((\S+): (.*)\)$/m);
+    expect(versions?.[2]).toMatch(new RegExp(`^${versions?.[1]?.replaceAll('.', '\\.')}\\+[0-9a-f]{12}(\\.dirty)?$`));
+    expect(versions?.[3]?.split(', ').map((who) => who.replace(/-[a-z0-9]+-[a-z0-9]+( \(leading\))?$/, '$1')).sort()).toEqual(['outrigger-cert-manager (leading)', 'outrigger-injector', 'outrigger-injector', 'outrigger-rbac-syncer (leading)']);
     for (const service of ['injector', 'rbac-syncer', 'cert-manager']) expect(text.stdout).toMatch(new RegExp(`^ok {3}rbac outrigger-${service}: ServiceAccount outrigger-system/outrigger-${service} may make all \\d+ kinds of request it needs`, 'm'));
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);
   });

@@ -12,6 +12,7 @@ import {
   type V1Secret,
 } from '@kubernetes/client-node';
 import { type ManagedProcess, createTestNamespace, freePort, kubeConfigFrom, startApp } from '@outrigger/control-plane';
+import { holderVersionFrom, LEASE_HOLDER_VERSION_ANNOTATION } from '@outrigger/install/names';
 import { issueCertificate } from '@outrigger/pki';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -141,6 +142,12 @@ describe('cert-manager against a real API server', () => {
     const coordination = kc.makeApiClient(CoordinationV1Api);
     const holder = async () => (await coordination.readNamespacedLease({ namespace: ns, name: 'outrigger-cert-manager' })).spec?.holderIdentity;
     expect(await holder()).toBe('cm-a');
+    // The holder stamps its version for `outrigger check`, believed only while it holds the Lease.
+    const stamped = async () => {
+      const lease = await coordination.readNamespacedLease({ namespace: ns, name: 'outrigger-cert-manager' });
+      return { raw: lease.metadata?.annotations?.[LEASE_HOLDER_VERSION_ANNOTATION], version: holderVersionFrom(lease.metadata?.annotations, lease.spec?.holderIdentity) };
+    };
+    expect(await stamped()).toEqual({ raw: expect.stringMatching(/^cm-a \d+\.\d+\.\d+\+dev$/), version: expect.stringMatching(/^\d+\.\d+\.\d+\+dev$/) });
     const metricsB = await (await fetch(`http://127.0.0.1:${second.port}/metrics`)).text();
     expect(metricsB).toMatch(/^outrigger_cert_manager_leader(\{[^}]*\})? 0$/m);
 
@@ -163,6 +170,7 @@ describe('cert-manager against a real API server', () => {
     // cm-a stops (releasing the Lease); cm-b takes over and repairs the next drift.
     await apps[0]?.stop();
     await poll('cm-b holding the Lease', async () => ((await holder()) === 'cm-b' ? true : undefined));
+    expect((await stamped()).raw).toMatch(/^cm-b \d+\.\d+\.\d+\+dev$/);
     await admission.patchMutatingWebhookConfiguration(
       { name: configName, body: [{ op: 'replace', path: '/webhooks/0/clientConfig/caBundle', value: Buffer.from('garbage').toString('base64') }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),

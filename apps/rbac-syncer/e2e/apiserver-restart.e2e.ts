@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesDigest, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
+import { holderVersionFrom } from '@outrigger/install';
 import { createTestNamespace, freePort, kubeConfigFrom, startControlPlane, type ControlPlane, type ManagedProcess } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindingSubjects, createPod, deleteAllPods, eventually, LABELS, metric, sa, startSyncer, writeProfiles } from './support.js';
@@ -69,10 +70,12 @@ describe('rbac-syncer across an apiserver restart', () => {
       const listed = await kc.makeApiClient(CoreV1Api).listNamespace({ labelSelector: `${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}` });
       const held = ((await (await fetch(`http://127.0.0.1:${port}/readyz`)).json()) as { details?: { sync?: { namespaces?: NamespacesHeld } } }).details?.sync?.namespaces;
       const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: own, name: 'rbac-syncer' });
-      return { held, published: namespacesHeldFrom(lease.metadata?.annotations), listed: { count: listed.items.length, digest: namespacesDigest(listed.items.map((n) => ({ name: n.metadata?.name ?? '', resourceVersion: n.metadata?.resourceVersion ?? '' }))) } };
+      return { held, published: namespacesHeldFrom(lease.metadata?.annotations), version: holderVersionFrom(lease.metadata?.annotations, lease.spec?.holderIdentity), listed: { count: listed.items.length, digest: namespacesDigest(listed.items.map((n) => ({ name: n.metadata?.name ?? '', resourceVersion: n.metadata?.resourceVersion ?? '' }))) } };
     };
     const now = await eventually(heldAndListed, ({ held, published, listed }) => held?.digest === listed.digest && published?.digest === listed.digest, 'the syncer to hold the labelled namespaces as listed, and to publish them on its Lease');
     expect(now.held?.held).toBe(now.listed.count);
     expect(now.published?.held).toBe(now.listed.count);
+    // Beside them, the version of the syncer that leads.
+    expect(now.version).toMatch(/^\d+\.\d+\.\d+\+dev$/);
   });
 });

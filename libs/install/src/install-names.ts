@@ -35,3 +35,22 @@ export const SERVICE_NAMES: Readonly<Record<ServiceComponent, string>> = {
   'rbac-syncer': INSTALL_NAMES.rbacSyncer,
   'cert-manager': INSTALL_NAMES.certManager,
 };
+
+/**
+ * The annotation by which a leading service stamps its Lease with `<identity> <version>`: `outrigger
+ * check` believes the version only while the identity is the Lease's holder, since a leader of an
+ * earlier version, taking over after a crash, keeps annotations it does not know.
+ */
+export const LEASE_HOLDER_VERSION_ANNOTATION = 'outrigger.dev/holder-version';
+
+export function holderVersionAnnotations(identity: string, version: string): Record<string, string> {
+  return { [LEASE_HOLDER_VERSION_ANNOTATION]: `${identity} ${version}` };
+}
+
+/** The version the Lease's current holder stamped; undefined when none did (an earlier version, another writer). */
+export function holderVersionFrom(annotations: Readonly<Record<string, unknown>> | undefined, holder: string | undefined): string | undefined {
+  const stamp = annotations?.[LEASE_HOLDER_VERSION_ANNOTATION];
+  if (typeof stamp !== 'string' || holder === undefined) return undefined;
+  const [identity, version, ...rest] = stamp.split(' ');
+  return identity === holder && version && rest.length === 0 ? version : undefined;
+}

@@ -28,9 +28,9 @@ export interface LeaderElectionOptions {
   readonly onError?: (error: unknown, info: ApiErrorInfo) => void;
   /**
    * Annotations the holder sets on the Lease with each acquire and renewal, so that readers see
-   * what the leader acts on without reaching its pod; removed on release.
+   * what the leader acts on without reaching its pod; removed on release. Given the holder's identity.
    */
-  readonly annotations?: () => Readonly<Record<string, string>>;
+  readonly annotations?: (identity: string) => Readonly<Record<string, string>>;
 }
 
 /** The coordination.k8s.io/v1 Lease fields the election reads and writes; the rest is kept as it is. */
@@ -201,7 +201,7 @@ export class LeaderElector {
   private annotated<M extends NonNullable<Lease['metadata']>>(metadata: M): M {
     let ours: Readonly<Record<string, string>> | undefined;
     try {
-      ours = this.options.annotations?.();
+      ours = this.options.annotations?.(this.identity);
     } catch (error) {
       // Renewing matters more than what the annotations say: the lease is written without them.
       this.safely(() => this.options.onError?.(error, classifyApiError(error)));

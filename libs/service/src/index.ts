@@ -9,5 +9,6 @@ export type { HealthModuleOptions } from './health.module-definition.js';
 export * from './logging.js';
 export * from './metrics.module.js';
 export * from './metrics.registry.js';
+export * from './service-version.js';
 export * from './strict-settings.js';
 export * from './watch-metrics.js';

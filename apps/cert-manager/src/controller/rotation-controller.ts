@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Controller, type KubeClient, type KubeObject, type Reflector } from '@outrigger/kube';
+import { holderVersionAnnotations } from '@outrigger/install/names';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { type CertManagerConfig, certManagerConfig } from '../config/cert-manager.config.js';
+import { CERT_MANAGER_VERSION } from '../config/version.js';
 import { CertManagerMetrics } from '../metrics/cert-manager.metrics.js';
 import { type Readiness, readiness } from '../rotation/index.js';
 import { type RawWebhookConfiguration, isManaged, secretPath, webhookConfigurationsPath } from './secret-and-webhook-io.js';
@@ -39,6 +41,8 @@ export class RotationController implements OnApplicationBootstrap, OnApplication
       queue: { baseDelayMs: 500, maxDelayMs: 30_000 },
       leaderElection: {
         ...config.lease,
+        // Which version leads, for `outrigger check`.
+        annotations: (identity) => holderVersionAnnotations(identity, CERT_MANAGER_VERSION),
         onStartedLeading: () => {
           this.log.log(`leading as ${this.controller.identity}`);
           this.metrics.leader.set(1);

@@ -40,11 +40,16 @@ const PROFILE = {
 
 const SHOP = { name: 'shop', resourceVersion: '812' };
 const HOLDS_SHOP = { held: 1, digest: namespacesDigest([SHOP]) };
-const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x_0a1b2c3d', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15, namespaces: HOLDS_SHOP };
+const VERSION = '0.2.0+3f2a9c1d0b7e';
+const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x_0a1b2c3d', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15, namespaces: HOLDS_SHOP, version: VERSION };
+
+const REPLICA_A = { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP, version: VERSION };
+const REPLICA_B = { ...REPLICA_A, pod: 'outrigger-injector-b' };
 
 const healthy: InstallState = {
   namespace: 'outrigger-system',
   now: NOW,
+  cliVersion: '0.2.0',
   serverVersion: 'v1.36.0',
   crd: { established: true },
   webhook: WEBHOOK,
@@ -58,10 +63,7 @@ const healthy: InstallState = {
     { deployment: 'outrigger-rbac-syncer', component: 'rbac-syncer', serviceAccount: 'outrigger-rbac-syncer', reviewed: 18, missing: [] },
   ],
   servingSecret: { name: 'outrigger-injector-tls', certificate: leaf },
-  injectorReplicas: [
-    { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
-    { pod: 'outrigger-injector-b', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP },
-  ],
+  injectorReplicas: [REPLICA_A, REPLICA_B],
   leases: [LEASE],
   profiles: [PROFILE],
   labelledNamespaces: [SHOP],
@@ -93,6 +95,7 @@ describe('checkLines', () => {
       'served-certificate',
       'certificate-expiry',
       'lease outrigger-rbac-syncer',
+      'versions',
       'profile xxl-job',
       'namespaces',
       'exec-guard',
@@ -103,6 +106,34 @@ describe('checkLines', () => {
       'agents-missing',
       'agents-outdated',
     ]);
+  });
+
+  it("names each running service's version, and passes when all are this CLI's release whatever commit built them", () => {
+    const line = checkLines(healthy).find((l) => l.check === 'versions');
+    expect(line).toEqual({ check: 'versions', result: 'pass', message: `this CLI and every running service are release 0.2.0 (${VERSION}: outrigger-injector-a, outrigger-injector-b, outrigger-rbac-syncer-x (leading))` });
+    expect(checkLines(healthy).find((l) => l.check === 'lease outrigger-rbac-syncer')?.message).toBe(`held by ${LEASE.holder}, version ${VERSION}`);
+  });
+
+  it.each<[string, Partial<InstallState>, string]>([
+    ['an injector replica of another release', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, version: '0.1.0' }] }, `${VERSION}: outrigger-injector-a, outrigger-rbac-syncer-x (leading); 0.1.0: outrigger-injector-b`],
+    ["a leader that stamps no version (its release predates the stamp)", { leases: [{ ...LEASE, version: undefined }] }, `${VERSION}: outrigger-injector-a, outrigger-injector-b; no version reported (a release older than this CLI): outrigger-rbac-syncer-x (leading)`],
+    ['a CLI of another release', { cliVersion: '0.3.0' }, `${VERSION}: outrigger-injector-a, outrigger-injector-b, outrigger-rbac-syncer-x (leading)`],
+  ])('warns, naming who runs what, on %s', (_, change, listed) => {
+    const lines = checkLines({ ...healthy, ...change });
+    expect(failed(lines)).toEqual([]);
+    const line = lines.find((l) => l.check === 'versions');
+    expect(line?.result).toBe('warn');
+    expect(line?.message).toBe(`this CLI is ${change.cliVersion ?? '0.2.0'}, but the running services are ${listed}`);
+    expect(line?.hint).toContain('kubectl -n outrigger-system rollout status deployment -l app.kubernetes.io/part-of=outrigger');
+  });
+
+  it('compares only replicas that are ready and leaders whose Lease is current', () => {
+    const lines = checkLines({
+      ...healthy,
+      injectorReplicas: [REPLICA_A, { pod: 'outrigger-injector-c', ready: false, problem: 'its /readyz cannot be read' }],
+      leases: [LEASE, { name: 'outrigger-cert-manager', holder: 'outrigger-cert-manager-y_1a', renewTime: new Date(NOW.getTime() - 60_000), durationSeconds: 15, version: '0.1.0' }],
+    });
+    expect(lines.find((l) => l.check === 'versions')?.result).toBe('pass');
   });
 
   it.each<[string, Partial<InstallState>, string[]]>([

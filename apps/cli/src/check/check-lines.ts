@@ -6,6 +6,7 @@ import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
 import type { AdmissionPolicyView, InstallState, LeaseView } from './install-state.js';
+import { PART_OF_OUTRIGGER } from './install-state.reader.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
 export interface CheckLine {
@@ -32,7 +33,7 @@ export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), certManagerConfinement(state), forgedAgent(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), versions(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), certManagerConfinement(state), forgedAgent(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -148,8 +149,33 @@ function leases({ leases, now, namespace }: InstallState): CheckLine[] {
     const check = `lease ${lease.name}`;
     if (!lease.holder || !lease.renewTime) return fail(check, 'held by nobody: no replica is leading', `kubectl -n ${namespace} get lease ${lease.name} -o yaml; the Deployment's logs`);
     if (!leaseCurrent(lease, now)) return fail(check, `held by ${lease.holder}, not renewed since ${lease.renewTime.toISOString()}`, 'the leader stopped renewing: is its pod running?');
-    return pass(check, `held by ${lease.holder}`);
+    return pass(check, `held by ${lease.holder}${lease.version ? `, version ${lease.version}` : ''}`);
   });
+}
+
+/** The release a version names: SemVer build metadata (a dev build's commit) does not make another release. */
+const releaseOf = (version: string) => version.split('+')[0];
+
+/** This CLI and every running service at one release: a mix is an upgrade under way, or one left half done. */
+function versions({ cliVersion, injectorReplicas, leases, now, namespace }: InstallState): CheckLine {
+  const running = [
+    ...injectorReplicas.filter((r) => r.ready).map((r) => ({ who: r.pod, version: r.version })),
+    ...leases.flatMap((l) => (l.holder && leaseCurrent(l, now) ? [{ who: `${identityPod(l.holder)} (leading)`, version: l.version }] : [])),
+  ];
+  const release = releaseOf(cliVersion);
+  const byVersion = new Map<string, string[]>();
+  for (const { who, version } of running) {
+    const key = version ?? 'no version reported (a release older than this CLI)';
+    byVersion.set(key, [...(byVersion.get(key) ?? []), who]);
+  }
+  const listed = [...byVersion].map(([version, who]) => `${version}: ${who.join(', ')}`).join('; ');
+  if (running.length === 0) return pass('versions', `this CLI is ${cliVersion}; no running service to compare (the lines above say why)`);
+  if (running.every((r) => r.version !== undefined && releaseOf(r.version) === release)) return pass('versions', `this CLI and every running service are release ${release} (${listed})`);
+  return warn(
+    'versions',
+    `this CLI is ${cliVersion}, but the running services are ${listed}`,
+    `an upgrade under way passes once every Deployment has rolled out (kubectl -n ${namespace} rollout status deployment -l ${PART_OF_OUTRIGGER}); otherwise upgrade the services (README, "Upgrade") or run the outrigger CLI of their release`,
+  );
 }
 
 function profiles({ profiles, injectorReplicas, install }: InstallState): CheckLine[] {

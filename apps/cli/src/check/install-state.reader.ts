@@ -1,9 +1,10 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
-import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, holderVersionFrom, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
+import { CLI_VERSION } from '../cli-version.js';
 import { type InstallIdentity, installIdentity } from '../install-identity.js';
 import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
 
@@ -76,6 +77,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   return {
     namespace,
     now: new Date(),
+    cliVersion: CLI_VERSION,
     serverVersion: version?.gitVersion,
     crd: crdObj ? { established: conditionsOf(crdObj).some((c) => c.type === 'Established' && c.status === 'True') } : undefined,
     webhook,
@@ -224,6 +226,7 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
       ...(typeof certificate?.notAfter === 'string' ? { notAfter: new Date(certificate.notAfter) } : {}),
       ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
       ...heldNamespaces(details?.namespaces),
+      ...(typeof profiles?.version === 'string' ? { version: profiles.version } : {}),
       ...(ready ? {} : { problem: `not ready: ${JSON.stringify(details ?? body)}` }),
     };
   } catch (error) {
@@ -238,12 +241,14 @@ function deploymentView(obj: Json): DeploymentView {
 function leaseView(obj: Json): LeaseView {
   const spec = obj.spec ?? {};
   const held = namespacesHeldFrom(obj.metadata?.annotations);
+  const version = holderVersionFrom(obj.metadata?.annotations, spec.holderIdentity);
   return {
     name: String(obj.metadata?.name),
     ...(spec.holderIdentity ? { holder: String(spec.holderIdentity) } : {}),
     ...(spec.renewTime ? { renewTime: new Date(spec.renewTime) } : {}),
     ...(typeof spec.leaseDurationSeconds === 'number' ? { durationSeconds: spec.leaseDurationSeconds } : {}),
     ...(held ? { namespaces: held } : {}),
+    ...(version ? { version } : {}),
   };
 }
 

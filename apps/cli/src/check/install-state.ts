@@ -9,6 +9,8 @@ import type { ParsedCertificate } from '@outrigger/pki';
 export interface InstallState {
   readonly namespace: string;
   readonly now: Date;
+  /** This CLI's version, which the services' are compared with. */
+  readonly cliVersion: string;
   /** The API server's version, e.g. `v1.36.0`; undefined when /version cannot be read. */
   readonly serverVersion: string | undefined;
   /** The AgentProfile CRD: undefined when absent. */
@@ -80,6 +82,8 @@ export interface InjectorReplicaView {
   readonly generations?: Readonly<Record<string, number>>;
   /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */
   readonly namespaces?: NamespacesHeld;
+  /** The version it stamps on pods; absent from an injector that does not report it. */
+  readonly version?: string;
   /** Why its /readyz could not be read, or why it is not ready. */
   readonly problem?: string;
 }
@@ -91,6 +95,8 @@ export interface LeaseView {
   readonly durationSeconds?: number;
   /** The labelled namespaces its holder acts on, as the rbac-syncer's leader publishes them on its Lease. */
   readonly namespaces?: NamespacesHeld;
+  /** The version its holder stamped (`holderVersionFrom`); absent when the holder stamps none. */
+  readonly version?: string;
 }
 
 export interface ConditionView {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthChecks } from '@outrigger/service';
+import { INJECTOR_VERSION } from '../config/version.js';
 import { InjectionNamespacesService } from '../namespaces/injection-namespaces.service.js';
 import { ProfilesService } from '../profiles/profiles.service.js';
 import { ServingCertificateSource } from '../tls/serving-certificate.source.js';
@@ -29,8 +30,8 @@ export class InjectorHealth implements HealthChecks {
     const loaded = this.profilesService.current();
     // No profile at all is a valid state (nothing to inject); not knowing them is not.
     if (!loaded) return check.down({ reason: this.profilesService.notLoadedReason() });
-    // generations: what `outrigger check` compares with the rbac-syncer's observedGeneration.
-    return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name), generations: Object.fromEntries(this.profilesService.generations()) });
+    // generations: what `outrigger check` compares with the rbac-syncer's observedGeneration; version: the stamp's, which it compares with its own.
+    return check.up({ source: loaded.source, names: loaded.profiles.map((p) => p.name), generations: Object.fromEntries(this.profilesService.generations()), version: INJECTOR_VERSION });
   }
 
   /** Until listed, a pod could pass the webhook and then fail Pod Security over the agent, or miss its namespace's resource defaults or canary. */

@@ -3,10 +3,11 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, namespacesHeldAnnotations, type NamespacesHeld, protectedNamespacesFor } from '@outrigger/admission';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, type AgentProfile, agentProfileEntry, profileHash, type ProfileInForce, ProfileSource, type RbacBindingKind } from '@outrigger/agent-profiles';
 import { Controller, describePermission, EventRecorder, missingPermissions, resourcePath, type KubeClient, type KubeObject, type ReflectorStatus } from '@outrigger/kube';
-import { execGuardName, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
+import { execGuardName, holderVersionAnnotations, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, rbacSyncerProfilePermissions } from '@outrigger/install';
 import { KUBE_CLIENT } from '@outrigger/service';
 import { type AgentRevision, parseAgentRevision } from '@outrigger/sidecar';
 import { rbacSyncerConfig, type RbacSyncerConfig } from '../config/rbac-syncer.config.js';
+import { RBAC_SYNCER_VERSION } from '../config/version.js';
 import { agentCountEntries, type AgentCountValue } from '../desired/agent-counts.js';
 import { podSubjectEntries } from '../desired/live-subjects.js';
 import { POD_PROTOBUF_SCHEMA, podViewKey, projectPod, samePodView, type PodView } from '../desired/pod-view.js';
@@ -81,8 +82,8 @@ export class SyncerController implements OnModuleInit, OnApplicationShutdown {
       deadStreamTimeoutMs: this.config.watchDeadMs,
       leaderElection: {
         ...this.config.lease,
-        // The namespaces it binds by, where `outrigger check` reads them whatever NetworkPolicy guards this pod.
-        annotations: () => namespacesHeldAnnotations(this.view.heldNamespaces()),
+        // The namespaces it binds by and its version, where `outrigger check` reads them whatever NetworkPolicy guards this pod.
+        annotations: (identity) => ({ ...namespacesHeldAnnotations(this.view.heldNamespaces()), ...holderVersionAnnotations(identity, RBAC_SYNCER_VERSION) }),
         onStartedLeading: () => {
           this.metrics.leader.set(1);
           this.logger.log(`became the leader (${this.controller.identity}); reconciling every profile`);
