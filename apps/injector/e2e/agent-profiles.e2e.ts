@@ -82,7 +82,7 @@ describe('injector with AgentProfiles from the API', () => {
     started.push(injector);
     // Once listed (startInjector waits for /healthz, not for the list), with no profile: ready, and nothing to inject.
     const readyz = await eventually('the AgentProfile list', async () => call(injector, 'GET', '/readyz'), (r) => r.status === 200);
-    expect(JSON.parse(readyz.body).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [], generations: {} });
+    expect(JSON.parse(readyz.body).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: [], generations: {}, version: expect.stringMatching(/^\d+\.\d+\.\d+\+dev$/) });
     expect(await review(injector)).toMatchObject({ allowed: true, patch: '' });
 
     kubectl('apply', '--server-side', '-f', REFERENCE_PROFILE_FILE);
