@@ -144,7 +144,7 @@ describe('the services run with exactly the ServiceAccounts and RBAC from deploy
     expect(fingerprint).toBe(fromSecret);
     // Ready means the AgentProfiles were listed (with the ClusterRole of deploy/base/injector).
     const readyz = await fetchReadyz(port, staleCa.cert + Buffer.from(secret.data['ca.crt'], 'base64').toString('utf8'), serviceName);
-    expect(JSON.parse(readyz).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: ['xxl-job'], generations: { 'xxl-job': expect.any(Number) } });
+    expect(JSON.parse(readyz).details.profiles).toEqual({ status: 'up', source: 'AgentProfiles', names: ['xxl-job'], generations: { 'xxl-job': expect.any(Number) }, version: expect.stringMatching(/^\d+\.\d+\.\d+\+dev$/) });
     expect(readFileSync(join(dir, 'injector.log'), 'utf8')).not.toMatch(/forbidden/i);
   });
 
