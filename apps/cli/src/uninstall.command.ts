@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL } from '@outrigger/agent-profiles';
 import { findSyncedRbac, INSTALL_NAMES, readAuthorizedToGuardMs } from '@outrigger/install';
 import { deleteObject, type KubeClient, kubeJson, type ObjectRef, readObject, resourcePath } from '@outrigger/kube';
-import { PART_OF_OUTRIGGER } from './check/install-state.reader.js';
+import { PART_OF_OUTRIGGER } from './check/install-state.js';
 import { type CommandIo, UsageError } from './command-io.js';
 import { cliKubeClient } from './kube-client.js';
 import { describeRef, type InstalledObjects, uninstallPlan } from './uninstall/uninstall-plan.js';

@@ -5,8 +5,7 @@ import { identityPod } from '@outrigger/kube';
 import { verifiesAgainst } from '@outrigger/pki';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, InstallState, LeaseView } from './install-state.js';
-import { PART_OF_OUTRIGGER } from './install-state.reader.js';
+import { type AdmissionPolicyView, type InstallState, type LeaseView, PART_OF_OUTRIGGER } from './install-state.js';
 
 /** One line of `outrigger check`: fail makes the exit code non-zero, warn does not. */
 export interface CheckLine {

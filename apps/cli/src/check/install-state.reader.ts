@@ -6,9 +6,8 @@ import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
 import { CLI_VERSION } from '../cli-version.js';
 import { type InstallIdentity, installIdentity } from '../install-identity.js';
-import type { AdmissionPolicyView, ConditionView, DeploymentView, ExecGuardView, InjectorReplicaView, InstallState, LeaseView, ProfileView, ServiceAccessView, WebhookView } from './install-state.js';
+import { type AdmissionPolicyView, type ConditionView, type DeploymentView, type ExecGuardView, type InjectorReplicaView, type InstallState, type LeaseView, PART_OF_OUTRIGGER, type ProfileView, type ServiceAccessView, type WebhookView } from './install-state.js';
 
-export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
 const READ_TIMEOUT_MS = 15_000;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API objects read field by field below

@@ -5,6 +5,9 @@ import type { AgentScan } from '../agents/agent-scan.reader.js';
 import type { InstallIdentity } from '../install-identity.js';
 import type { ParsedCertificate } from '@outrigger/pki';
 
+/** The label selector of every object of an Outrigger install. */
+export const PART_OF_OUTRIGGER = 'app.kubernetes.io/part-of=outrigger';
+
 /** What `outrigger check` reads from the cluster, parsed once (install-state.reader.ts). */
 export interface InstallState {
   readonly namespace: string;

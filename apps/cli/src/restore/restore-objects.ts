@@ -1,7 +1,7 @@
 import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { classifyApiError, discoverResource, type KubeClient, kubeJson, resourcePath } from '@outrigger/kube';
 import YAML from 'yaml';
-import { PART_OF_OUTRIGGER } from '../check/install-state.reader.js';
+import { PART_OF_OUTRIGGER } from '../check/install-state.js';
 import { describeInstall, helmRepair, type InstallIdentity, installIdentity, type ManifestInstall } from '../install-identity.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- manifests are untyped JSON
