@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
-import { DEPLOY_DIR, type RenderedObject } from '@outrigger/control-plane';
+import { DEPLOY_DIR, repoRoot, type RenderedObject } from '@outrigger/control-plane';
+import { readReleaseVersion } from '../release/release-version.ts';
 import { uninstallHookObjects } from './uninstall-hook.ts';
 
 /**
@@ -13,7 +14,8 @@ import { uninstallHookObjects } from './uninstall-hook.ts';
  * templated by the combinations it appears in, and the values below put in place of their fields.
  */
 export const CHART_DIR = join(DEPLOY_DIR, 'helm', 'outrigger');
-export const CHART_VERSION = '0.1.0';
+/** The chart's version and appVersion: the release version (tools/release). */
+export const CHART_VERSION = readReleaseVersion(repoRoot());
 
 /** The optional components, each switched by `<value>.enabled`, in the order of the variant key. */
 export const TOGGLES = [

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@outrigger/control-plane';
@@ -7,12 +7,11 @@ import { describe, expect, it } from 'vitest';
 
 const SCRIPT = join(repoRoot(), 'tools/images/build-version.sh');
 
-/** A repository holding only the injector's package.json, one commit. */
+/** A repository holding only the workspace's package.json (the release version), one commit. */
 function repository(): { dir: string; git: (...args: string[]) => string } {
   const dir = mkdtempSync(join(tmpdir(), 'build-version-'));
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' }).trim();
-  mkdirSync(join(dir, 'apps/injector'), { recursive: true });
-  writeFileSync(join(dir, 'apps/injector/package.json'), '{\n  "name": "@outrigger/injector",\n  "version": "0.3.0"\n}\n');
+  writeFileSync(join(dir, 'package.json'), '{\n  "name": "outrigger",\n  "version": "0.3.0"\n}\n');
   git('init', '-q');
   git('add', '.');
   git('commit', '-qm', 'first');
@@ -26,7 +25,7 @@ describe('tools/images/build-version.sh (the version baked into the images)', ()
     const { dir, git } = repository();
     const commit = git('rev-parse', '--short=12', 'HEAD');
     expect(version(dir)).toBe(`0.3.0+${commit}`);
-    writeFileSync(join(dir, 'apps/injector/package.json'), '{ "version": "0.3.0" }\n');
+    writeFileSync(join(dir, 'package.json'), '{ "version": "0.3.0" }\n');
     expect(version(dir)).toBe(`0.3.0+${commit}.dirty`);
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot, resolveToolDir } from '@outrigger/control-plane';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { actionFindings, readActionRuntimes, WORKFLOWS_DIR, workflowFiles, workflowSteps } from './action-runtimes.ts';
 
 const FIXTURE = fileURLToPath(new URL('fixtures/node20-actions.yml', import.meta.url));
@@ -51,6 +52,14 @@ describe('GitHub workflows', () => {
     expect(moduleVersion('cosign', 'github.com/sigstore/cosign/v3')).toMatch(/^v3\./);
     expect(inputs('sigstore/cosign-installer', 'cosign-release')).toEqual([moduleVersion('cosign', 'github.com/sigstore/cosign/v3')]);
     expect(inputs('anchore/sbom-action', 'syft-version')).toEqual([moduleVersion('syft', 'github.com/anchore/syft')]);
+  });
+
+  it('every job that builds what a release publishes first refuses a tag the repository does not spell (tools/release/check-tag.sh)', () => {
+    const jobs = (file: string) => (parse(readFileSync(join(WORKFLOWS_DIR, file), 'utf8')) as { jobs: Record<string, { steps: { run?: string; uses?: string }[] }> }).jobs;
+    const checkFirst = (steps: { run?: string; uses?: string }[]) => steps.findIndex((s) => s.run?.includes('tools/release/check-tag.sh "$GITHUB_REF_NAME"')) === 1 && steps[0]?.uses?.startsWith('actions/checkout@');
+    expect(checkFirst(jobs('images.yml')['image']?.steps ?? [])).toBe(true);
+    expect(checkFirst(jobs('images.yml')['xxl-agent']?.steps ?? [])).toBe(true);
+    expect(checkFirst(jobs('cli.yml')['standalone']?.steps ?? [])).toBe(true);
   });
 
   it('the table refuses a runtime it does not know', () => {
