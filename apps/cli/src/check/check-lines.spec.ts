@@ -114,17 +114,22 @@ describe('checkLines', () => {
     expect(checkLines(healthy).find((l) => l.check === 'lease outrigger-rbac-syncer')?.message).toBe(`held by ${LEASE.holder}, version ${VERSION}`);
   });
 
-  it.each<[string, Partial<InstallState>, string]>([
-    ['an injector replica of another release', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, version: '0.1.0' }] }, `${VERSION}: outrigger-injector-a, outrigger-rbac-syncer-x (leading); 0.1.0: outrigger-injector-b`],
-    ["a leader that stamps no version (its release predates the stamp)", { leases: [{ ...LEASE, version: undefined }] }, `${VERSION}: outrigger-injector-a, outrigger-injector-b; no version reported (a release older than this CLI): outrigger-rbac-syncer-x (leading)`],
-    ['a CLI of another release', { cliVersion: '0.3.0' }, `${VERSION}: outrigger-injector-a, outrigger-injector-b, outrigger-rbac-syncer-x (leading)`],
-  ])('warns, naming who runs what, on %s', (_, change, listed) => {
+  const OLDER = 'services run an older release than this CLI: finish upgrading them (README, "Upgrade"), or run the outrigger CLI of their release';
+  const newer = (release: string) => `services run a newer release than this CLI: run the outrigger CLI of release ${release} (README, "The outrigger CLI")`;
+  it.each<[string, Partial<InstallState>, string, string[]]>([
+    ['an injector replica of an older release', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, version: '0.1.0' }] }, `${VERSION}: outrigger-injector-a, outrigger-rbac-syncer-x (leading); 0.1.0: outrigger-injector-b`, [OLDER]],
+    ['a leader that stamps no version (its release predates the stamp)', { leases: [{ ...LEASE, version: undefined }] }, `${VERSION}: outrigger-injector-a, outrigger-injector-b; no version reported (a release older than this CLI): outrigger-rbac-syncer-x (leading)`, [OLDER]],
+    ['a CLI newer than every service', { cliVersion: '0.3.0' }, `${VERSION}: outrigger-injector-a, outrigger-injector-b, outrigger-rbac-syncer-x (leading)`, [OLDER]],
+    ['a CLI older than every service', { cliVersion: '0.1.9' }, `${VERSION}: outrigger-injector-a, outrigger-injector-b, outrigger-rbac-syncer-x (leading)`, [newer('0.2.0')]],
+    ['services on both sides of this CLI, a release candidate among them', { cliVersion: '0.2.0', injectorReplicas: [{ ...REPLICA_A, version: '0.3.0-rc.1+abc' }, { ...REPLICA_B, version: '0.10.0' }], leases: [{ ...LEASE, version: '0.1.0' }] }, '0.3.0-rc.1+abc: outrigger-injector-a; 0.10.0: outrigger-injector-b; 0.1.0: outrigger-rbac-syncer-x (leading)', [newer('0.10.0'), OLDER]],
+    ['a version that is not SemVer', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, version: 'dev' }] }, `${VERSION}: outrigger-injector-a, outrigger-rbac-syncer-x (leading); dev: outrigger-injector-b`, ['otherwise upgrade the services (README, "Upgrade") or run the outrigger CLI of their release']],
+  ])('warns, naming who runs what and which side to move, on %s', (_, change, listed, advice) => {
     const lines = checkLines({ ...healthy, ...change });
     expect(failed(lines)).toEqual([]);
     const line = lines.find((l) => l.check === 'versions');
     expect(line?.result).toBe('warn');
     expect(line?.message).toBe(`this CLI is ${change.cliVersion ?? '0.2.0'}, but the running services are ${listed}`);
-    expect(line?.hint).toContain('kubectl -n outrigger-system rollout status deployment -l app.kubernetes.io/part-of=outrigger');
+    expect(line?.hint).toBe(['an upgrade under way passes once every Deployment has rolled out (kubectl -n outrigger-system rollout status deployment -l app.kubernetes.io/part-of=outrigger)', ...advice].join('; '));
   });
 
   it('compares only replicas that are ready and leaders whose Lease is current', () => {

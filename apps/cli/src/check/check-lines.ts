@@ -3,6 +3,7 @@ import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { identityPod } from '@outrigger/kube';
 import { verifiesAgainst } from '@outrigger/pki';
+import semver from 'semver';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
 import { type AdmissionPolicyView, type InstallState, type LeaseView, PART_OF_OUTRIGGER } from './install-state.js';
@@ -170,11 +171,20 @@ function versions({ cliVersion, injectorReplicas, leases, now, namespace }: Inst
   const listed = [...byVersion].map(([version, who]) => `${version}: ${who.join(', ')}`).join('; ');
   if (running.length === 0) return pass('versions', `this CLI is ${cliVersion}; no running service to compare (the lines above say why)`);
   if (running.every((r) => r.version !== undefined && releaseOf(r.version) === release)) return pass('versions', `this CLI and every running service are release ${release} (${listed})`);
-  return warn(
-    'versions',
-    `this CLI is ${cliVersion}, but the running services are ${listed}`,
-    `an upgrade under way passes once every Deployment has rolled out (kubectl -n ${namespace} rollout status deployment -l ${PART_OF_OUTRIGGER}); otherwise upgrade the services (README, "Upgrade") or run the outrigger CLI of their release`,
-  );
+  return warn('versions', `this CLI is ${cliVersion}, but the running services are ${listed}`, versionsHint(cliVersion, running.map((r) => r.version), namespace));
+}
+
+/** What to do about a mix, by SemVer precedence: services behind this CLI are upgraded, a CLI behind the services is replaced. */
+function versionsHint(cliVersion: string, running: readonly (string | undefined)[], namespace: string): string {
+  const hints = [`an upgrade under way passes once every Deployment has rolled out (kubectl -n ${namespace} rollout status deployment -l ${PART_OF_OUTRIGGER})`];
+  const cli = semver.valid(cliVersion);
+  const comparable = running.map((v) => (v === undefined ? v : semver.valid(v)));
+  if (cli === null || comparable.includes(null)) return [...hints, 'otherwise upgrade the services (README, "Upgrade") or run the outrigger CLI of their release'].join('; ');
+  const known = comparable.filter((v): v is string => typeof v === 'string');
+  const newer = semver.rsort(known.filter((v) => semver.gt(v, cli)));
+  if (newer[0] !== undefined) hints.push(`services run a newer release than this CLI: run the outrigger CLI of release ${newer[0]} (README, "The outrigger CLI")`);
+  if (comparable.includes(undefined) || known.some((v) => semver.lt(v, cli))) hints.push('services run an older release than this CLI: finish upgrading them (README, "Upgrade"), or run the outrigger CLI of their release');
+  return hints.join('; ');
 }
 
 function profiles({ profiles, injectorReplicas, install }: InstallState): CheckLine[] {
