@@ -304,11 +304,12 @@ describe('checkLines', () => {
     expect(both?.hint).toMatch(/^an injector that cannot watch namespaces .*; an rbac-syncer that cannot watch namespaces /);
   });
 
-  it("judges no rbac-syncer view where its Lease publishes none, or its holder no longer leads (the lease line fails for that)", () => {
+  it("judges no rbac-syncer view where its Lease publishes none, its holder no longer leads (the lease line fails for that), or its holder stamps no version (a leader of an older release keeps the view a crashed one left)", () => {
     const annotated = { ...SHOP, resourceVersion: '813' };
     const injectorReplicas = healthy.injectorReplicas.map((r) => ({ ...r, namespaces: { held: 1, digest: namespacesDigest([annotated]) } }));
     const { namespaces: _held, ...unpublished } = LEASE;
-    for (const leases of [[unpublished], [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }], [{ ...unpublished, holder: undefined }]]) {
+    const { version: _version, ...unstamped } = LEASE;
+    for (const leases of [[unpublished], [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }], [{ ...unpublished, holder: undefined }], [unstamped]]) {
       expect(checkLines({ ...healthy, labelledNamespaces: [annotated], injectorReplicas, leases }).find((l) => l.check === 'namespaces')).toMatchObject({ result: 'pass', message: '1 labelled: shop; every injector replica holds them as they are' });
     }
   });

@@ -212,8 +212,9 @@ function leaseCurrent(lease: LeaseView, now: Date): boolean {
 
 function namespaces({ labelledNamespaces, injectorReplicas, leases, now }: InstallState): CheckLine {
   const digest = namespacesDigest(labelledNamespaces);
-  // Only the rbac-syncer that leads binds: it publishes the namespaces it binds by on its Lease.
-  const leaders = leases.flatMap((l) => (l.holder && l.namespaces && leaseCurrent(l, now) ? [{ pod: `${identityPod(l.holder)} (leading)`, namespaces: l.namespaces }] : []));
+  // Only the rbac-syncer that leads binds: it publishes the namespaces it binds by on its Lease. The view is
+  // its own only while its version stamp names it: a leader of an older release keeps the annotations a crashed one left.
+  const leaders = leases.flatMap((l) => (l.holder && l.namespaces && l.version && leaseCurrent(l, now) ? [{ pod: `${identityPod(l.holder)} (leading)`, namespaces: l.namespaces }] : []));
   const lagging = <R extends { readonly namespaces?: NamespacesHeld }>(holders: readonly R[]) => holders.filter((r) => r.namespaces !== undefined && r.namespaces.digest !== digest);
   const [injectors, syncers] = [lagging(injectorReplicas), lagging(leaders)];
   if (injectors.length + syncers.length > 0) {
