@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMetricsRegistry, optionalGauge } from './metrics.registry.js';
+import { buildInfo, createMetricsRegistry, optionalGauge } from './metrics.registry.js';
 
 const TARGET_LABELS = ['service', 'job', 'instance', 'namespace', 'pod', 'container', 'endpoint'];
 
@@ -23,5 +23,15 @@ describe('optionalGauge', () => {
     expect(await sample()).toBe('test_expiry_timestamp_seconds 1800000000');
     value = undefined;
     expect(await sample()).toBeUndefined();
+  });
+});
+
+describe('buildInfo', () => {
+  it('exports one sample of 1 labelled with the version', async () => {
+    const registry = createMetricsRegistry();
+    buildInfo(registry, 'test', '1.2.0+3f2a9c1d0b7e');
+    const text = await registry.metrics();
+    expect(text.match(/^test_build_info.*$/gm)).toEqual(['test_build_info{version="1.2.0+3f2a9c1d0b7e"} 1']);
+    expect(text).toContain('# TYPE test_build_info gauge');
   });
 });

@@ -33,3 +33,13 @@ export function optionalGauge(options: OptionalGaugeOptions): Gauge {
   });
   return gauge;
 }
+
+/**
+ * `<prefix>_build_info{version} 1`, Prometheus's convention for which build a target runs: a query
+ * joins it to any other series, and an upgrade left half done shows as two versions at once.
+ */
+export function buildInfo(registry: Registry, prefix: string, version: string): Gauge<'version'> {
+  const gauge = new Gauge({ name: `${prefix}_build_info`, help: 'Always 1; its version label is the build this process runs.', labelNames: ['version'], registers: [registry] });
+  gauge.set({ version }, 1);
+  return gauge;
+}

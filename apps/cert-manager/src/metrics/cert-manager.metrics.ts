@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { optionalGauge, WatchMetrics } from '@outrigger/service';
+import { buildInfo, optionalGauge, WatchMetrics } from '@outrigger/service';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { MetricsSnapshot } from '../rotation/index.js';
+import { CERT_MANAGER_VERSION } from '../config/version.js';
 
 /** The cert-manager's own metrics, registered once on the service registry. */
 @Injectable()
@@ -46,6 +47,7 @@ export class CertManagerMetrics {
       registers: [registry],
     });
     this.watches = new WatchMetrics(registry, 'outrigger_cert_manager');
+    buildInfo(registry, 'outrigger_cert_manager', CERT_MANAGER_VERSION);
   }
 
   observe(snapshot: MetricsSnapshot): void {

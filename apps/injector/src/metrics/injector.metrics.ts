@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { WatchMetrics } from '@outrigger/service';
+import { buildInfo, WatchMetrics } from '@outrigger/service';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { INJECTOR_VERSION } from '../config/version.js';
 
 const OUTCOMES = ['injected', 'skipped', 'denied', 'invalid', 'error', 'unready'] as const;
 export type AdmissionOutcome = (typeof OUTCOMES)[number];
@@ -51,5 +52,6 @@ export class InjectorMetrics {
     // No sample until a certificate is served: prom-client starts a label-free gauge at 0, which reads as expired.
     this.certificateExpiry.remove({});
     this.watches = new WatchMetrics(registry, 'outrigger_injector');
+    buildInfo(registry, 'outrigger_injector', INJECTOR_VERSION);
   }
 }

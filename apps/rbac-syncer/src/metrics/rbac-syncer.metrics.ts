@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { optionalGauge, WatchMetrics } from '@outrigger/service';
+import { buildInfo, optionalGauge, WatchMetrics } from '@outrigger/service';
 import { AGENT_STATES, type AgentStateName } from '@outrigger/sidecar';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RBAC_SYNCER_VERSION } from '../config/version.js';
 
 /** One profile's live opted-in pods by the agent they run, read at scrape time. */
 export interface AgentSample {
@@ -51,6 +52,7 @@ export class RbacSyncerMetrics {
       registers,
     });
     this.watches = new WatchMetrics(registry, 'outrigger_rbac_syncer');
+    buildInfo(registry, 'outrigger_rbac_syncer', RBAC_SYNCER_VERSION);
     // profile × state only: never a label per pod, workload or namespace.
     this.agentPods = new Gauge({
       name: 'outrigger_rbac_syncer_agent_pods',
