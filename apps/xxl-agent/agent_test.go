@@ -453,7 +453,7 @@ func TestMetrics(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(b), `xxl_agent_runs_total{result="success"} 1`) && strings.Contains(string(b), "xxl_agent_callbacks_pending 0") &&
-			strings.Contains(string(b), "xxl_agent_run_duration_seconds_count 1")
+			strings.Contains(string(b), "xxl_agent_run_duration_seconds_count 1") && strings.Contains(string(b), `xxl_agent_build_info{version="dev"} 1`)
 	})
 }
 

@@ -15,6 +15,9 @@ import (
 	"time"
 )
 
+// version is the build's: a release sets it (-ldflags "-X main.version=1.2.0"), other builds say dev.
+var version = "dev"
+
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	cfg, err := readConfig(os.Getenv)
@@ -53,7 +56,7 @@ func run(ctx context.Context, cfg config, x execer, log *slog.Logger) error {
 	httpServer := &http.Server{Handler: srv.handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = httpServer.Serve(listener) }()
 	srv.ready.Store(true)
-	log.Info("serving", "address", cfg.address, "listen", cfg.listen, "app", cfg.appName, "admins", cfg.admins, "target", cfg.target.String())
+	log.Info("serving", "version", version, "address", cfg.address, "listen", cfg.listen, "app", cfg.appName, "admins", cfg.admins, "target", cfg.target.String())
 
 	admin := &adminClient{admins: cfg.admins, token: cfg.accessToken, http: &http.Client{Timeout: 10 * time.Second}, log: log}
 	registryDone := make(chan struct{})

@@ -73,4 +73,7 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintln(w, "# HELP xxl_agent_admins_registered Admins that accepted the last registry beat.")
 	fmt.Fprintln(w, "# TYPE xxl_agent_admins_registered gauge")
 	fmt.Fprintf(w, "xxl_agent_admins_registered %d\n", m.registered)
+	fmt.Fprintln(w, "# HELP xxl_agent_build_info Always 1; its version label is the build this agent runs.")
+	fmt.Fprintln(w, "# TYPE xxl_agent_build_info gauge")
+	fmt.Fprintf(w, "xxl_agent_build_info{version=%q} 1\n", version)
 }

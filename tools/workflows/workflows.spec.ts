@@ -62,6 +62,15 @@ describe('GitHub workflows', () => {
     expect(checkFirst(jobs('cli.yml')['standalone']?.steps ?? [])).toBe(true);
   });
 
+  it("a release's images carry its version: the services' VERSION build argument, the agent's main.version", () => {
+    const steps = workflowSteps(join(WORKFLOWS_DIR, 'images.yml')) as { uses?: string; run?: string; env?: Record<string, string>; with?: Record<string, string> }[];
+    const serviceBuild = steps.find((s) => s.uses?.startsWith('docker/build-push-action@') && s.with?.['build-args']?.includes('APP='));
+    expect(serviceBuild?.with?.['build-args']).toContain("VERSION=${{ env.RELEASE == 'true' && env.VERSION || '' }}");
+    const agentBuild = steps.find((s) => s.run?.includes('-X main.version='));
+    expect(agentBuild?.run).toContain('-X main.version=$AGENT_VERSION');
+    expect(agentBuild?.env?.['AGENT_VERSION']).toBe("${{ env.RELEASE == 'true' && env.VERSION || 'dev' }}");
+  });
+
   it('the table refuses a runtime it does not know', () => {
     expect(() => readActionRuntimes(fileURLToPath(new URL('fixtures/unknown-runtime.yaml', import.meta.url)))).toThrow(/using/);
   });
