@@ -14,7 +14,7 @@ COPY package.json package-lock.json ./
 COPY apps/injector/package.json apps/injector/
 COPY apps/rbac-syncer/package.json apps/rbac-syncer/
 COPY apps/cert-manager/package.json apps/cert-manager/
-# The CLI is a workspace too (no image ships it): npm ci links its bin.
+# The CLI is a workspace too (npm ci links its bin); every image carries its build, which the Helm chart's test runs.
 COPY apps/cli/package.json apps/cli/
 COPY apps/cli/bin apps/cli/bin/
 COPY libs/admission/package.json libs/admission/
@@ -30,7 +30,7 @@ RUN --mount=type=secret,id=extra-ca --mount=type=cache,target=/root/.npm \
     if [ -s /run/secrets/extra-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra-ca; fi; \
     npm ci --no-audit --no-fund --loglevel=error
 COPY . .
-RUN npx nx run-many -t build -p injector,rbac-syncer,cert-manager --skip-nx-cache --outputStyle=static \
+RUN npx nx run-many -t build -p injector,rbac-syncer,cert-manager,cli --skip-nx-cache --outputStyle=static \
  && npm prune --omit=dev --no-audit --no-fund --loglevel=error
 # The build's version, written beside each service's main.js (the injector stamps it on every pod it
 # injects); after the build, so a new version rebuilds only this layer. Without it a service reports
@@ -59,6 +59,9 @@ COPY --from=build /src/libs/pki/package.json /app/libs/pki/
 COPY --from=build /src/libs/pki/dist /app/libs/pki/dist
 COPY --from=build /src/libs/service/package.json /app/libs/service/
 COPY --from=build /src/libs/service/dist /app/libs/service/dist
+# `outrigger check` for the chart's test (node /app/apps/cli/dist/main.js check): the CLI's build and package.json (its version).
+COPY --from=build /src/apps/cli/package.json /app/apps/cli/
+COPY --from=build /src/apps/cli/dist /app/apps/cli/dist
 # This service's build output and its package.json (its version).
 COPY --from=build /src/apps/${APP}/package.json /app/apps/${APP}/
 COPY --from=build /src/dist/apps/${APP} /app/dist/apps/${APP}

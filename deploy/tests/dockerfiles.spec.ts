@@ -58,16 +58,21 @@ describe('Dockerfile', () => {
     expect(dockerfile).not.toMatch(/^(ENV|ARG) .*CA_CERTS/m);
   });
 
-  it('builds the three services once and prunes to production dependencies', () => {
-    expect(dockerfile).toContain(`RUN npx nx run-many -t build -p ${APPS.join(',')} `);
+  it('builds the three services and the CLI once and prunes to production dependencies', () => {
+    expect(dockerfile).toContain(`RUN npx nx run-many -t build -p ${[...APPS, 'cli'].join(',')} `);
     expect(dockerfile).toMatch(/&& npm prune --omit=dev /);
   });
 
-  it('copies exactly the built libs the services import, never the test harness', () => {
+  it('copies exactly the built libs the services and the CLI import, never the test harness', () => {
     const copied = [...dockerfile.matchAll(/^COPY --from=build \/src\/libs\/([a-z-]+)\/dist \/app\/libs\/\1\/dist$/gm)].map((m) => m[1]).sort();
-    expect(copied).toEqual([...new Set(APPS.flatMap(runtimeLibs))].sort());
+    expect(copied).toEqual([...new Set([...APPS, 'cli'].flatMap(runtimeLibs))].sort());
     expect(copied).not.toContain('control-plane');
     for (const lib of copied) expect(dockerfile).toContain(`COPY --from=build /src/libs/${lib}/package.json /app/libs/${lib}/`);
+  });
+
+  it("gives every image the CLI's build and its package.json at /app/apps/cli, where the Helm chart's test runs `outrigger check`", () => {
+    expect(dockerfile).toContain('COPY --from=build /src/apps/cli/package.json /app/apps/cli/');
+    expect(dockerfile).toContain('COPY --from=build /src/apps/cli/dist /app/apps/cli/dist');
   });
 
   it("runs the chosen service's build output as a non-root user", () => {

@@ -1,7 +1,8 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot, resolveToolDir } from '@outrigger/control-plane';
+import { INSTALL_NAMES } from '@outrigger/install';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { churnPods } from './pod-churn.ts';
 import { boundServiceAccounts, createNamespace, eventually, kubectl, outrigger, OUTRIGGER_NAMESPACE } from './support.ts';
@@ -27,6 +28,8 @@ function helm(args: readonly string[]): string {
 }
 
 const synced = () => kubectl(['get', 'clusterroles,clusterrolebindings,rolebindings', '-A', '-l', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer', '-o', 'name']).trim();
+const checkHookLeft = () =>
+  kubectl(['get', 'pods,serviceaccounts,roles,rolebindings,clusterroles,clusterrolebindings', '-A', '-l', `app.kubernetes.io/name=${INSTALL_NAMES.checkHook}`, '-o', 'name']).trim();
 const partOfOutrigger = () =>
   kubectl(['get', 'deployments,jobs,services,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,namespaces', '-A', '-l', 'app.kubernetes.io/part-of=outrigger', '-o', 'name']).trim();
 
@@ -41,6 +44,39 @@ describe('Outrigger installed with Helm', () => {
       const check = outrigger(['check']);
       expect(check.code, check.stdout + check.stderr).toBe(0);
     }, 'outrigger check to pass');
+  });
+
+  it("helm test: outrigger check passes in a Pod under the test's own read-only ServiceAccount, whose access goes when it passes", () => {
+    const out = helm(['test', 'outrigger', '--namespace', 'default', '--logs', '--timeout', '5m']);
+    expect(out).toMatch(new RegExp(`TEST SUITE:\\s+${INSTALL_NAMES.checkHook}[\\s\\S]*Phase:\\s+Succeeded`));
+    // The Pod's log: check judged the install from inside the cluster, every read allowed.
+    expect(out).toMatch(/^ok {3}ca-bundle: /m);
+    expect(out).toMatch(/^ok {3}rbac outrigger-injector: /m);
+    expect(out).toMatch(/\nall \d+ checks passed\n/);
+    expect(checkHookLeft()).toBe('');
+  });
+
+  it('helm test fails, the log naming the failed check, while the injector has no ready replica; the next passing run removes what the failed one kept', async () => {
+    const replicas = kubectl(['get', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, '-o', 'jsonpath={.spec.replicas}']);
+    kubectl(['scale', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, '--replicas=0']);
+    try {
+      await eventually(() => expect(kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', 'app.kubernetes.io/component=injector', '-o', 'name']).trim()).toBe(''), 'the injector pods to go');
+      const failed = spawnSync(helmBin, ['test', 'outrigger', '--namespace', 'default', '--logs', '--timeout', '5m', '--kubeconfig', kubeconfigPath], { encoding: 'utf8', env: HELM_ENV });
+      expect(failed.status, failed.stdout + failed.stderr).not.toBe(0);
+      expect(failed.stderr).toContain(INSTALL_NAMES.checkHook);
+      expect(failed.stdout).toMatch(/^FAIL .*injector/m);
+      // Kept for its logs: the Pod and its access.
+      expect(checkHookLeft()).not.toBe('');
+    } finally {
+      kubectl(['scale', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, `--replicas=${replicas}`]);
+      kubectl(['rollout', 'status', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, '--timeout=5m']);
+    }
+    await eventually(() => {
+      const check = outrigger(['check']);
+      expect(check.code, check.stdout + check.stderr).toBe(0);
+    }, 'outrigger check to pass again');
+    helm(['test', 'outrigger', '--namespace', 'default', '--timeout', '5m']);
+    expect(checkHookLeft()).toBe('');
   });
 
   it('helm upgrade to other images while pods are created throughout: 0 failed creates, every pod with its agent', async () => {

@@ -3,10 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { intendedNamespace, repoRoot, resolveBinaries, resolveToolDir, type RenderedObject } from '@outrigger/control-plane';
-import { INSTALL_NAMES, INSTANCE_LABEL, rbacRules, uninstallHookPermissions } from '@outrigger/install';
+import { checkPermissions, INSTALL_NAMES, INSTANCE_LABEL, rbacRules, uninstallHookPermissions } from '@outrigger/install';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHART_DIR, chartFiles, key, pinDigests, renderVariant, TOGGLES, variants } from './chart.ts';
+import { checkHookObjects, IMAGE_CLI_MAIN, TEST_HOOK_ANNOTATIONS } from './check-hook.ts';
 import { HOOK_ANNOTATIONS, uninstallHookObjects } from './uninstall-hook.ts';
 
 let kubectl: string;
@@ -89,10 +90,18 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(template(set)).toEqual(byKey(renders.get(variant.id) as RenderedObject[]));
   });
 
-  it("has one hook, pre-delete: the rbac-syncer's image removing what the syncer wrote, with exactly libs/install's uninstallHookPermissions", () => {
+  const syncerDeployment = () => renders.get('000')?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer) as RenderedObject;
+
+  it('has two hooks: the pre-delete one and the test', () => {
+    const hooks = rendered([], 'platform').filter(isHook);
+    expect(hooks.map(key).sort()).toEqual([...uninstallHookObjects(syncerDeployment()), ...checkHookObjects(syncerDeployment())].map(key).sort());
+    expect(new Set(hooks.map((o) => o.metadata.annotations?.['helm.sh/hook']))).toEqual(new Set(['pre-delete', 'test']));
+  });
+
+  it("pre-delete: the rbac-syncer's image removing what the syncer wrote, with exactly libs/install's uninstallHookPermissions", () => {
     const digest = `sha256:${'b'.repeat(64)}`;
-    const hooks = rendered([`images.rbacSyncer.repository=registry.example/rbac-syncer`, `images.rbacSyncer.digest=${digest}`], 'platform').filter(isHook);
-    expect(hooks.map(key).sort()).toEqual(uninstallHookObjects(renders.get('000')?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer) as RenderedObject).map(key).sort());
+    const hooks = rendered([`images.rbacSyncer.repository=registry.example/rbac-syncer`, `images.rbacSyncer.digest=${digest}`], 'platform').filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete');
+    expect(hooks.map(key).sort()).toEqual(uninstallHookObjects(syncerDeployment()).map(key).sort());
     expect(hooks.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Job', 'Role', 'RoleBinding', 'ServiceAccount']);
     for (const hook of hooks) {
       expect(hook.metadata.annotations, key(hook)).toMatchObject(HOOK_ANNOTATIONS);
@@ -112,6 +121,29 @@ describe('the Helm chart deploy/helm/outrigger', () => {
       // The mutating webhooks, for how long a request authorized before the roles went may take to reach the exec guard.
       { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], verbs: ['list'] },
     ]);
+  });
+
+  it("test: `outrigger check` in the rbac-syncer's image, as a Pod whose log `helm test --logs` prints, with exactly libs/install's checkPermissions", () => {
+    const digest = `sha256:${'c'.repeat(64)}`;
+    const hooks = rendered([`images.rbacSyncer.repository=registry.example/rbac-syncer`, `images.rbacSyncer.digest=${digest}`], 'platform').filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'test');
+    expect(hooks.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Pod', 'Role', 'RoleBinding', 'ServiceAccount']);
+    for (const hook of hooks) {
+      expect(hook.metadata.annotations, key(hook)).toMatchObject(TEST_HOOK_ANNOTATIONS);
+      expect(hook.metadata.labels, key(hook)).toMatchObject({ 'app.kubernetes.io/part-of': 'outrigger', 'app.kubernetes.io/name': INSTALL_NAMES.checkHook, [INSTANCE_LABEL]: 'platform' });
+    }
+    // The access first, then the Pod that uses it.
+    const weight = (o: RenderedObject) => Number(o.metadata.annotations?.['helm.sh/hook-weight']);
+    expect(hooks.filter((o) => o.kind !== 'Pod').every((o) => weight(o) < weight(hooks.find((p) => p.kind === 'Pod') as RenderedObject))).toBe(true);
+    const pod = hooks.find((o) => o.kind === 'Pod') as unknown as { spec: { serviceAccountName: string; restartPolicy: string; containers: { image: string; command: string[] }[] } };
+    expect(pod.spec.serviceAccountName).toBe(INSTALL_NAMES.checkHook);
+    expect(pod.spec.restartPolicy).toBe('Never');
+    expect(pod.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', IMAGE_CLI_MAIN, 'check']]]);
+    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: unknown[] }).rules;
+    const permissions = checkPermissions(INSTALL_NAMES.namespace);
+    expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
+    expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
+    // Reads, and asking what each service may do: no verb that changes anything.
+    expect(new Set(permissions.map((p) => (p.resource === 'subjectaccessreviews' ? 'review' : p.verb)))).toEqual(new Set(['get', 'list', 'review']));
   });
 
   it('takes images by digest, replicas and the failure policy from its values', () => {

@@ -6,6 +6,7 @@ import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
 import { DEPLOY_DIR, repoRoot, type RenderedObject } from '@outrigger/control-plane';
 import { readReleaseVersion } from '../release/release-version.ts';
+import { checkHookObjects } from './check-hook.ts';
 import { uninstallHookObjects } from './uninstall-hook.ts';
 
 /**
@@ -94,10 +95,10 @@ function templated(object: RenderedObject, values: { images: Partial<Record<Imag
   // The overlay names its installation; a chart's installation is its release (Helm users select by it).
   const labels = copy.metadata.labels as Record<string, string> | undefined;
   if (labels?.[INSTANCE_LABEL] !== undefined) labels[INSTANCE_LABEL] = hole('{{ .Release.Name }}');
-  // The services' Deployments, and the uninstall hook's Job, which runs the rbac-syncer's image.
-  if (copy.kind === 'Deployment' || copy.kind === 'Job') {
-    const spec = copy.spec as { replicas?: number; template: { spec: { containers: Container[] } } };
-    for (const container of spec.template.spec.containers) {
+  // The services' Deployments, and the hooks' Job and Pod, which run the rbac-syncer's image.
+  if (copy.kind === 'Deployment' || copy.kind === 'Job' || copy.kind === 'Pod') {
+    const spec = copy.spec as { replicas?: number; containers?: Container[]; template?: { spec: { containers: Container[] } } };
+    for (const container of spec.template?.spec.containers ?? spec.containers ?? []) {
       const match = /^(.+\/(injector|rbac-syncer|cert-manager)):([^@]+)$/.exec(container.image ?? '');
       if (!match) continue;
       const service = SERVICES[match[2] as keyof typeof SERVICES];
@@ -148,7 +149,7 @@ export function chartFiles(renders: ReadonlyMap<string, readonly RenderedObject[
   // Helm hooks are not part of the overlay: generated here, kept apart from its objects.
   const syncer = renders.get(variants()[0]?.id as string)?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer);
   if (!syncer) throw new Error(`the prod overlay has no Deployment ${INSTALL_NAMES.rbacSyncer}`);
-  for (const object of uninstallHookObjects(syncer)) {
+  for (const object of [...uninstallHookObjects(syncer), ...checkHookObjects(syncer)]) {
     files.set(`templates/hooks/${[object.kind, object.metadata.name].join('-').toLowerCase()}.yaml`, `${GENERATED}${templated(object, collected)}`);
   }
   const all = renders.size;

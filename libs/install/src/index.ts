@@ -8,3 +8,4 @@ export * from './cert-manager-confinement.js';
 export * from './synced-rbac.js';
 export * from './rbac-rules.js';
 export * from './forged-agent-policy.js';
+export * from './check-permissions.js';

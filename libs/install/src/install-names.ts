@@ -24,6 +24,8 @@ export const INSTALL_NAMES = {
   forgedAgentPolicy: 'outrigger-forged-agent',
   /** The Helm chart's pre-delete hook: its Job, ServiceAccount, Role, ClusterRole and bindings. */
   uninstallHook: 'outrigger-uninstall',
+  /** The Helm chart's test (`helm test`): its Pod running `outrigger check`, ServiceAccount, Role, ClusterRole and bindings. */
+  checkHook: 'outrigger-check',
 } as const;
 
 /** The service a Deployment runs, by its `app.kubernetes.io/component` label (deploy/base/<component>). */
