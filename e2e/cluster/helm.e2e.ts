@@ -2,6 +2,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot, resolveToolDir } from '@outrigger/control-plane';
+import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { INSTALL_NAMES } from '@outrigger/install';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { churnPods } from './pod-churn.ts';
@@ -14,6 +15,7 @@ const { kubeconfigPath, ctr } = inject('cluster');
 const SERVICES = { injector: 'injector', rbacSyncer: 'rbac-syncer', certManager: 'cert-manager' };
 const HELM_ENV = { ...process.env, HELM_CACHE_HOME: '/tmp/outrigger-helm/cache', HELM_CONFIG_HOME: '/tmp/outrigger-helm/config', HELM_DATA_HOME: '/tmp/outrigger-helm/data' };
 let helmBin: string;
+let installNotes = '';
 
 function images(tag: string): string[] {
   return Object.entries(SERVICES).flatMap(([key, image]) => ['--set', `images.${key}.repository=localhost/outrigger/${image}`, '--set', `images.${key}.tag=${tag}`]);
@@ -39,15 +41,18 @@ beforeAll(async () => {
 
 describe('Outrigger installed with Helm', () => {
   it('helm install: every Deployment rolls out and outrigger check passes', async () => {
-    helm(['install', 'outrigger', CHART, '--namespace', 'default', '--wait', '--timeout', '8m', ...images('local')]);
+    installNotes = helm(['install', 'outrigger', CHART, '--namespace', 'default', '--wait', '--timeout', '8m', ...images('local')]);
+    expect(installNotes).toContain(`kubectl label namespace <namespace> ${INJECTION_LABEL_KEY}=${INJECTION_LABEL_VALUE}`);
     await eventually(() => {
       const check = outrigger(['check']);
       expect(check.code, check.stdout + check.stderr).toBe(0);
     }, 'outrigger check to pass');
   });
 
-  it("helm test: outrigger check passes in a Pod under the test's own read-only ServiceAccount, whose access goes when it passes", () => {
-    const out = helm(['test', 'outrigger', '--namespace', 'default', '--logs', '--timeout', '5m']);
+  it("helm test, as the install's notes print it: outrigger check passes in a Pod under the test's own read-only ServiceAccount, whose access goes when it passes", () => {
+    const printed = /^ {2}helm (test .*)$/m.exec(installNotes)?.[1];
+    expect(printed).toBe('test outrigger --namespace default --logs');
+    const out = helm([...(printed as string).split(' '), '--timeout', '5m']);
     expect(out).toMatch(new RegExp(`TEST SUITE:\\s+${INSTALL_NAMES.checkHook}[\\s\\S]*Phase:\\s+Succeeded`));
     // The Pod's log: check judged the install from inside the cluster, every read allowed.
     expect(out).toMatch(/^ok {3}ca-bundle: /m);
@@ -65,8 +70,8 @@ describe('Outrigger installed with Helm', () => {
       expect(failed.status, failed.stdout + failed.stderr).not.toBe(0);
       expect(failed.stderr).toContain(INSTALL_NAMES.checkHook);
       expect(failed.stdout).toMatch(/^FAIL .*injector/m);
-      // Kept for its logs: the Pod and its access.
-      expect(checkHookLeft()).not.toBe('');
+      // Helm keeps the failed Pod for its logs, and removes the access it ran with.
+      expect(checkHookLeft()).toBe(`pod/${INSTALL_NAMES.checkHook}`);
     } finally {
       kubectl(['scale', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, `--replicas=${replicas}`]);
       kubectl(['rollout', 'status', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, '--timeout=5m']);

@@ -6,8 +6,8 @@ import { hookObjects, type SyncerDeployment } from './hook-objects.ts';
  * The chart's test: `helm test <release>` runs `outrigger check` in a Pod, from the CLI every
  * service image carries, under a ServiceAccount of its own with exactly libs/install's
  * checkPermissions (reads, and SubjectAccessReviews). Helm creates its objects only for the test and
- * removes them when it passes; a failed test keeps them for `helm test --logs` or `kubectl logs` until
- * the next run replaces them.
+ * removes them when it passes; when it fails, Helm removes the access and keeps the Pod for its logs
+ * until the next run replaces it.
  */
 export const TEST_HOOK_ANNOTATIONS = {
   'helm.sh/hook': 'test',
