@@ -25,8 +25,8 @@ function runHelm(args: string[]) {
 }
 
 /** `helm template` of the chart with the given --set flags, as objects by kind/namespace/name. */
-function rendered(set: string[] = [], release = 'outrigger'): RenderedObject[] {
-  const result = runHelm(['template', release, CHART_DIR, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
+function rendered(set: string[] = [], release = 'outrigger', namespace = 'default'): RenderedObject[] {
+  const result = runHelm(['template', release, CHART_DIR, '--namespace', namespace, '--include-crds', ...set.flatMap((s) => ['--set', s])]);
   if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   return parseAllDocuments(result.stdout).map((d) => d.toJS() as RenderedObject).filter(Boolean);
 }
@@ -70,9 +70,11 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     ['by default', []],
     ['with every component on', TOGGLES.map((t) => `${t.value}.enabled=true`)],
   ])('%s, puts no cluster-scoped object in a namespace and every namespaced one, hooks too, in its own', (_when, set) => {
-    const objects = rendered(set);
+    const objects = rendered(set, 'outrigger', 'platform');
     const placed = (namespace: (o: RenderedObject) => string | undefined) => objects.map((o) => `${o.kind}/${o.metadata.name} in ${namespace(o) ?? '(cluster)'}`);
-    expect(placed((o) => o.metadata.namespace)).toEqual(placed(intendedNamespace));
+    // The test's Pod and its ServiceAccount run in the release's namespace, where `helm test --logs` reads test Pods.
+    const runsInRelease = (o: RenderedObject) => o.metadata.name === INSTALL_NAMES.checkHook && (o.kind === 'Pod' || o.kind === 'ServiceAccount');
+    expect(placed((o) => o.metadata.namespace)).toEqual(placed((o) => (runsInRelease(o) ? 'platform' : intendedNamespace(o))));
   });
 
   it("labels every object with the release's name as app.kubernetes.io/instance, as the prod overlay labels with its installation's", () => {
@@ -94,7 +96,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
 
   it('has two hooks: the pre-delete one and the test', () => {
     const hooks = rendered([], 'platform').filter(isHook);
-    expect(hooks.map(key).sort()).toEqual([...uninstallHookObjects(syncerDeployment()), ...checkHookObjects(syncerDeployment())].map(key).sort());
+    expect(hooks.map(key).sort()).toEqual([...uninstallHookObjects(syncerDeployment()), ...checkHookObjects(syncerDeployment(), 'default')].map(key).sort());
     expect(new Set(hooks.map((o) => o.metadata.annotations?.['helm.sh/hook']))).toEqual(new Set(['pre-delete', 'test']));
   });
 

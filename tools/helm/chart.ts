@@ -83,6 +83,8 @@ export interface ChartValues {
 }
 
 const PLACEHOLDER = (n: number) => `OUTRIGGER_HELM_VALUE_${n}`;
+/** Where a generated object says the release's namespace (`{{ .Release.Namespace }}` in the chart). */
+const RELEASE_NAMESPACE = 'OUTRIGGER_HELM_RELEASE_NAMESPACE';
 
 interface Container {
   image?: string;
@@ -127,7 +129,7 @@ function templated(object: RenderedObject, values: { images: Partial<Record<Imag
   }
   // What the objects say in Go template syntax (alert annotations, the dashboard) stays as it is.
   const text = stringify(copy, { lineWidth: 0 }).replace(/\{\{|\}\}/g, (m) => `{{ "${m}" }}`);
-  return text.replace(/OUTRIGGER_HELM_VALUE_(\d+)/g, (_, n: string) => fills[Number(n)] as string);
+  return text.replace(/OUTRIGGER_HELM_VALUE_(\d+)/g, (_, n: string) => fills[Number(n)] as string).replaceAll(RELEASE_NAMESPACE, '{{ .Release.Namespace }}');
 }
 
 /** The chart's files (path relative to the chart → content) from the rendered variants. */
@@ -150,7 +152,7 @@ export function chartFiles(renders: ReadonlyMap<string, readonly RenderedObject[
   // Helm hooks are not part of the overlay: generated here, kept apart from its objects.
   const syncer = renders.get(variants()[0]?.id as string)?.find((o) => o.kind === 'Deployment' && o.metadata.name === INSTALL_NAMES.rbacSyncer);
   if (!syncer) throw new Error(`the prod overlay has no Deployment ${INSTALL_NAMES.rbacSyncer}`);
-  for (const object of [...uninstallHookObjects(syncer), ...checkHookObjects(syncer)]) {
+  for (const object of [...uninstallHookObjects(syncer), ...checkHookObjects(syncer, RELEASE_NAMESPACE)]) {
     files.set(`templates/hooks/${[object.kind, object.metadata.name].join('-').toLowerCase()}.yaml`, `${GENERATED}${templated(object, collected)}`);
   }
   const all = renders.size;

@@ -22,16 +22,18 @@ export interface Hook {
  * Helm creates them: its ServiceAccount with exactly its permissions (a Role for those in the install
  * namespace, a ClusterRole for the rest) first, then `workload` (a Job or Pod, given its pod spec)
  * running its container in the syncer's image, with the syncer's security contexts and resources.
+ * The ServiceAccount and the workload run in `runIn`, by default the install namespace.
  */
-export function hookObjects(syncer: SyncerDeployment, hook: Hook, workload: (metadata: object, pod: object) => object): RenderedObject[] {
+export function hookObjects(syncer: SyncerDeployment, hook: Hook, workload: (metadata: object, pod: object) => object, runIn?: string): RenderedObject[] {
   const namespace = syncer.metadata.namespace ?? INSTALL_NAMES.namespace;
+  const runs = runIn ?? namespace;
   const pod = syncer.spec?.template?.spec;
   const container = pod?.containers[0];
   if (!pod || !container) throw new Error(`Deployment ${namespace}/${syncer.metadata.name} has no container`);
   const { name } = hook;
   const labels = { ...syncer.metadata.labels, ...baseLabels('rbac-syncer'), 'app.kubernetes.io/name': name };
-  const metadata = (weight: number, inNamespace = true) => ({ name, ...(inNamespace ? { namespace } : {}), labels, annotations: { ...hook.annotations, 'helm.sh/hook-weight': String(weight) } });
-  const subjects = [{ kind: 'ServiceAccount', name, namespace }];
+  const metadata = (weight: number, inNamespace: string | undefined) => ({ name, ...(inNamespace ? { namespace: inNamespace } : {}), labels, annotations: { ...hook.annotations, 'helm.sh/hook-weight': String(weight) } });
+  const subjects = [{ kind: 'ServiceAccount', name, namespace: runs }];
   const podSpec = {
     serviceAccountName: name,
     restartPolicy: 'Never',
@@ -50,11 +52,11 @@ export function hookObjects(syncer: SyncerDeployment, hook: Hook, workload: (met
     ],
   };
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(-1) },
-    { apiVersion: RBAC, kind: 'Role', metadata: metadata(-1), rules: rbacRules(hook.permissions.filter((p) => p.namespace !== undefined)) },
-    { apiVersion: RBAC, kind: 'RoleBinding', metadata: metadata(-1), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects },
-    { apiVersion: RBAC, kind: 'ClusterRole', metadata: metadata(-1, false), rules: rbacRules(hook.permissions.filter((p) => p.namespace === undefined)) },
-    { apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: metadata(-1, false), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects },
-    workload(metadata(0), podSpec),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(-1, runs) },
+    { apiVersion: RBAC, kind: 'Role', metadata: metadata(-1, namespace), rules: rbacRules(hook.permissions.filter((p) => p.namespace !== undefined)) },
+    { apiVersion: RBAC, kind: 'RoleBinding', metadata: metadata(-1, namespace), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name }, subjects },
+    { apiVersion: RBAC, kind: 'ClusterRole', metadata: metadata(-1, undefined), rules: rbacRules(hook.permissions.filter((p) => p.namespace === undefined)) },
+    { apiVersion: RBAC, kind: 'ClusterRoleBinding', metadata: metadata(-1, undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects },
+    workload(metadata(0, runs), podSpec),
   ] as unknown as RenderedObject[];
 }
