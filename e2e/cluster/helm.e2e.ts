@@ -21,12 +21,15 @@ function images(tag: string): string[] {
   return Object.entries(SERVICES).flatMap(([key, image]) => ['--set', `images.${key}.repository=localhost/outrigger/${image}`, '--set', `images.${key}.tag=${tag}`]);
 }
 
+/** Helm against the suite's cluster, whatever its exit. */
+function runHelm(args: readonly string[]) {
+  return spawnSync(helmBin, [...args, '--kubeconfig', kubeconfigPath], { encoding: 'utf8', env: HELM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 function helm(args: readonly string[]): string {
-  try {
-    return execFileSync(helmBin, [...args, '--kubeconfig', kubeconfigPath], { encoding: 'utf8', env: HELM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (error) {
-    throw new Error(`helm ${args.join(' ')}: ${(error as { stderr?: string }).stderr ?? (error as Error).message}`, { cause: error });
-  }
+  const result = runHelm(args);
+  if (result.status !== 0) throw new Error(`helm ${args.join(' ')}: ${result.stderr || result.error?.message || `exit ${result.status ?? result.signal}`}`, { cause: result.error });
+  return result.stdout;
 }
 
 const synced = () => kubectl(['get', 'clusterroles,clusterrolebindings,rolebindings', '-A', '-l', 'app.kubernetes.io/managed-by=outrigger-rbac-syncer', '-o', 'name']).trim();
@@ -66,7 +69,7 @@ describe('Outrigger installed with Helm', () => {
     kubectl(['scale', 'deployment', INSTALL_NAMES.injector, '-n', OUTRIGGER_NAMESPACE, '--replicas=0']);
     try {
       await eventually(() => expect(kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', 'app.kubernetes.io/component=injector', '-o', 'name']).trim()).toBe(''), 'the injector pods to go');
-      const failed = spawnSync(helmBin, ['test', 'outrigger', '--namespace', 'default', '--logs', '--timeout', '5m', '--kubeconfig', kubeconfigPath], { encoding: 'utf8', env: HELM_ENV });
+      const failed = runHelm(['test', 'outrigger', '--namespace', 'default', '--logs', '--timeout', '5m']);
       expect(failed.status, failed.stdout + failed.stderr).not.toBe(0);
       expect(failed.stderr).toContain(INSTALL_NAMES.checkHook);
       expect(failed.stdout).toMatch(/^FAIL .*injector/m);
