@@ -26,6 +26,8 @@ function check(): { code: number; output: CheckOutput } {
 
 const checkOutput = (): CheckOutput => check().output;
 
+const lineOf = (output: CheckOutput, name: string): CheckLine | undefined => output.checks.find((c) => c.check === name);
+
 const failing = (output: CheckOutput) => output.checks.filter((c) => c.result === 'fail').map((c) => c.check);
 
 /** Exactly the lines that must fail do, plus perhaps some of `alsoAllowed` (consequences of the same outage). */
@@ -162,9 +164,12 @@ describe('outrigger check', () => {
     });
     const data = { 'tls.crt': Buffer.from(expired.cert).toString('base64'), 'tls.key': Buffer.from(expired.key).toString('base64') };
     kubectl(['patch', 'secret', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector-tls', '--type=merge', '-p', JSON.stringify({ data })]);
+    // check reads no Secret: each replica's /readyz names what it refuses, while the last good certificate serves on.
     result = check();
     expect(result.code).toBe(1);
-    expectFailing(result.output, ['served-certificate', 'certificate-expiry'], down);
+    expectFailing(result.output, ['served-certificate'], down);
+    expect(lineOf(result.output, 'served-certificate')?.message).toMatch(/refuses its source's latest pair \(Secret outrigger-system\/outrigger-injector-tls tls\.crt: the certificate expired at /);
+    expect(lineOf(result.output, 'certificate-expiry')?.result).toBe('pass');
 
     await scaleOutrigger('outrigger-cert-manager', 2);
     await healthy();
@@ -174,7 +179,8 @@ describe('outrigger check', () => {
     await scaleOutrigger('outrigger-injector', 0);
     const result = check();
     expect(result.code).toBe(1);
-    expectFailing(result.output, ['injector-endpoints', 'deployment outrigger-injector', 'served-certificate'], ['certificate-expiry']);
+    // With no replica to report a certificate, neither the caBundle nor the expiry can be judged.
+    expectFailing(result.output, ['injector-endpoints', 'deployment outrigger-injector', 'ca-bundle', 'served-certificate', 'certificate-expiry']);
     await scaleOutrigger('outrigger-injector', 2);
     await healthy();
   });

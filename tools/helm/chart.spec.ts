@@ -114,7 +114,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(job.spec.template.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', 'remove-bindings.js']]]);
     // The entry the Job runs is built beside the syncer's main.js.
     expect(existsSync(join(repoRoot(), 'apps', 'rbac-syncer', 'src', 'remove-bindings.ts'))).toBe(true);
-    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: unknown[] }).rules;
+    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: { resources?: string[] }[] }).rules;
     const permissions = uninstallHookPermissions(INSTALL_NAMES.namespace);
     expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
     expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
@@ -140,12 +140,14 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(pod.spec.serviceAccountName).toBe(INSTALL_NAMES.checkHook);
     expect(pod.spec.restartPolicy).toBe('Never');
     expect(pod.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', IMAGE_CLI_MAIN, 'check']]]);
-    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: unknown[] }).rules;
+    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: { resources?: string[] }[] }).rules;
     const permissions = checkPermissions(INSTALL_NAMES.namespace);
     expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
     expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
     // Reads, and asking what each service may do: no verb that changes anything.
     expect(new Set(permissions.map((p) => (p.resource === 'subjectaccessreviews' ? 'review' : p.verb)))).toEqual(new Set(['get', 'list', 'review']));
+    // check judges the certificates the injectors report: no Secret, so no private key, is readable.
+    expect([...rules('Role'), ...rules('ClusterRole')].filter((r) => r.resources?.some((res) => res === 'secrets' || res === '*'))).toEqual([]);
   });
 
   it('takes images by digest, replicas and the failure policy from its values', () => {

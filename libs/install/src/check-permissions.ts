@@ -12,7 +12,7 @@ const ADMISSION = 'admissionregistration.k8s.io';
  * What `outrigger check` reads of an install with deploy/base's names, and nothing more: granted to
  * the ServiceAccount of the Helm chart's test, which runs it in the cluster. Reads only, except the
  * SubjectAccessReviews by which it asks what each service may do; by name wherever check reads by
- * name. The serving Secret is among them: check compares its certificate with the caBundle.
+ * name. No Secret: check judges the certificate each injector replica reports on /readyz.
  */
 export function checkPermissions(namespace: string): RequiredPermission[] {
   const policies = [execGuardName('ClusterRoleBinding'), execGuardName('RoleBinding'), SYNCER_CONFINEMENT_NAME, CERT_MANAGER_CONFINEMENT_NAME, FORGED_AGENT_POLICY_NAME];
@@ -33,7 +33,6 @@ export function checkPermissions(namespace: string): RequiredPermission[] {
     { verb: 'list', group: 'apps', resource: 'controllerrevisions', namespace },
     { verb: 'get', group: '', resource: 'services', namespace, name: INSTALL_NAMES.injector },
     { verb: 'list', group: 'discovery.k8s.io', resource: 'endpointslices', namespace },
-    { verb: 'get', group: '', resource: 'secrets', namespace, name: INSTALL_NAMES.servingSecret },
     // Each injector replica's /readyz, through the API server.
     { verb: 'get', group: '', resource: 'pods', subresource: 'proxy', namespace },
   ];

@@ -10,12 +10,13 @@ const NOW = new Date('2026-11-25T12:00:00Z');
 const DAY = 86_400_000;
 const ca = issueCertificate({ commonName: 'outrigger-webhook-ca', usage: 'ca', lifetimeMs: 365 * DAY, now: NOW, keyBits: 1024 });
 const otherCa = issueCertificate({ commonName: 'someone-else', usage: 'ca', lifetimeMs: 365 * DAY, now: NOW, keyBits: 1024 });
-function leafOf(lifetimeMs: number) {
-  const parsed = parseCertificate(issueCertificate({ commonName: 'outrigger-injector.outrigger-system.svc', usage: 'server', issuer: ca, lifetimeMs, now: NOW, keyBits: 1024 }).cert);
+function leafOf(lifetimeMs: number, issuer = ca) {
+  const parsed = parseCertificate(issueCertificate({ commonName: 'outrigger-injector.outrigger-system.svc', usage: 'server', issuer, lifetimeMs, now: NOW, keyBits: 1024 }).cert);
   if (!parsed) throw new Error('the test leaf does not parse');
   return parsed;
 }
 const leaf = leafOf(30 * DAY);
+const strangerLeaf = leafOf(30 * DAY, otherCa);
 
 /** The exec guard of `kind` as shipped, read as the check reads it from the cluster. */
 const shippedGuard = (kind: RbacBindingKind) => ({ name: execGuardName(kind), policy: projectGuardPolicy(execGuardPolicy(kind)), binding: projectGuardBinding(execGuardBinding(kind)) });
@@ -43,7 +44,7 @@ const HOLDS_SHOP = { held: 1, digest: namespacesDigest([SHOP]) };
 const VERSION = '0.2.0+3f2a9c1d0b7e';
 const LEASE = { name: 'outrigger-rbac-syncer', holder: 'outrigger-rbac-syncer-x_0a1b2c3d', renewTime: new Date(NOW.getTime() - 2_000), durationSeconds: 15, namespaces: HOLDS_SHOP, version: VERSION };
 
-const REPLICA_A = { pod: 'outrigger-injector-a', ready: true, fingerprint256: leaf.fingerprint256, notAfter: leaf.notAfter, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP, version: VERSION };
+const REPLICA_A = { pod: 'outrigger-injector-a', ready: true, certificate: leaf, generations: { 'xxl-job': 3 }, namespaces: HOLDS_SHOP, version: VERSION };
 const REPLICA_B = { ...REPLICA_A, pod: 'outrigger-injector-b' };
 
 const healthy: InstallState = {
@@ -62,7 +63,6 @@ const healthy: InstallState = {
     { deployment: 'outrigger-injector', component: 'injector', serviceAccount: 'outrigger-injector', reviewed: 5, missing: [] },
     { deployment: 'outrigger-rbac-syncer', component: 'rbac-syncer', serviceAccount: 'outrigger-rbac-syncer', reviewed: 18, missing: [] },
   ],
-  servingSecret: { name: 'outrigger-injector-tls', certificate: leaf },
   injectorReplicas: [REPLICA_A, REPLICA_B],
   leases: [LEASE],
   profiles: [PROFILE],
@@ -147,9 +147,13 @@ describe('checkLines', () => {
     ['no webhook configuration', { webhook: undefined }, ['webhook', 'injector-endpoints', 'ca-bundle']],
     [
       'an expired certificate in the Secret that the injectors refuse',
-      { servingSecret: { name: 'outrigger-injector-tls', certificate: leafOf(-DAY) } },
-      ['served-certificate', 'certificate-expiry'],
+      { injectorReplicas: [REPLICA_A, { ...REPLICA_B, refused: 'Secret outrigger-system/outrigger-injector-tls tls.crt: the certificate expired at 2026-11-24T12:00:00.000Z' }] },
+      ['served-certificate'],
     ],
+    ['a replica serving an expired certificate', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: leafOf(-DAY) }] }, ['certificate-expiry']],
+    ['a replica serving a certificate of another CA', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: strangerLeaf }] }, ['ca-bundle']],
+    ['no injector replica to ask', { injectorReplicas: [] }, ['ca-bundle', 'served-certificate', 'certificate-expiry']],
+    ['a ready replica that reports no certificate (an older release)', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: undefined }] }, ['served-certificate']],
     ['the exec guard deleted', { execGuard: { ...GUARD, binding: undefined } }, ['exec-guard']],
     ['the exec guard rewritten to allow everything', { execGuard: guardWith({ validations: [{ expression: 'true' }] }) }, ['exec-guard']],
     ['a stale Lease', { leases: [{ ...LEASE, renewTime: new Date(NOW.getTime() - 60_000) }] }, ['lease outrigger-rbac-syncer']],
@@ -165,6 +169,20 @@ describe('checkLines', () => {
     ['an unreadable kind', { readErrors: ['Leases in outrigger-system: 403 Forbidden'] }, ['read']],
   ])('fails the right line for %s', (_what, broken, lines) => {
     expect(failed(checkLines({ ...healthy, ...broken }))).toEqual(lines);
+  });
+
+  it('judges the certificates the replicas serve, never the Secret: names who refuses what, and warns while replicas differ', () => {
+    const line = (state: Partial<InstallState>, check: string) => checkLines({ ...healthy, ...state }).find((l) => l.check === check);
+    const expired = 'Secret outrigger-system/outrigger-injector-tls tls.crt: the certificate expired at 2026-11-24T12:00:00.000Z';
+    expect(line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, refused: expired }] }, 'served-certificate')).toMatchObject({
+      result: 'fail',
+      message: `not every injector replica serves its source's latest certificate (outrigger-injector-b: refuses its source's latest pair (${expired}) and keeps serving ${leaf.fingerprint256.slice(0, 11)})`,
+    });
+    expect(line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: strangerLeaf }] }, 'ca-bundle')?.message).toBe(
+      `the webhook's caBundle does not verify the certificate an injector replica serves (outrigger-injector-b serves ${strangerLeaf.subject}, issued by ${strangerLeaf.issuer}): the API server will refuse its TLS`,
+    );
+    const rotating = line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: leafOf(60 * DAY) }] }, 'served-certificate');
+    expect(rotating).toMatchObject({ result: 'warn', message: expect.stringMatching(/^the injector replicas serve 2 different certificates \(outrigger-injector-a: .+, outrigger-injector-b: .+\)$/) });
   });
 
   const REPAIRS: [string, Partial<InstallState>, string, string][] = [
@@ -336,8 +354,7 @@ describe('checkLines', () => {
     const lines = checkLines({
       ...healthy,
       labelledNamespaces: [],
-      servingSecret: { name: 'outrigger-injector-tls', certificate: soon },
-      injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, fingerprint256: soon.fingerprint256, notAfter: soon.notAfter, namespaces: { held: 0, digest: namespacesDigest([]) } })),
+      injectorReplicas: healthy.injectorReplicas.map((r) => ({ ...r, certificate: soon, namespaces: { held: 0, digest: namespacesDigest([]) } })),
       leases: [{ ...LEASE, namespaces: { held: 0, digest: namespacesDigest([]) } }],
     });
     expect(failed(lines)).toEqual([]);

@@ -2,7 +2,7 @@ import type { RbacBindingKind } from '@outrigger/agent-profiles';
 import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
 import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { identityPod } from '@outrigger/kube';
-import { verifiesAgainst } from '@outrigger/pki';
+import { type ParsedCertificate, verifiesAgainst } from '@outrigger/pki';
 import semver from 'semver';
 import { workloadName } from '../agents/workload-owner.js';
 import { helmRepair, type InstallIdentity } from '../install-identity.js';
@@ -97,29 +97,39 @@ function deployments({ deployments, namespace }: InstallState): CheckLine[] {
   );
 }
 
-function caBundle({ webhook, servingSecret, namespace }: InstallState): CheckLine {
-  const cert = servingSecret?.certificate;
-  if (!cert) return fail('ca-bundle', `cannot verify: ${servingSecret ? `Secret ${servingSecret.name}: ${servingSecret.problem ?? 'no certificate'}` : 'no serving Secret found'}`, `is the cert-manager running? kubectl -n ${namespace} logs deploy/${INSTALL_NAMES.certManager}`);
+function caBundle({ webhook, injectorReplicas }: InstallState): CheckLine {
   if (!webhook?.caBundle) return fail('ca-bundle', 'the webhook configuration has no caBundle: the API server cannot trust the injector', 'the cert-manager (or Jetstack cainjector) sets it; check its logs');
-  if (!verifiesAgainst(cert.pem, webhook.caBundle)) {
-    return fail('ca-bundle', `the webhook's caBundle does not verify the serving certificate of Secret ${servingSecret.name} (${cert.subject}, issued by ${cert.issuer}): the API server will refuse the injector's TLS`, 'the cert-manager repairs a drifted caBundle within seconds when it runs; check its logs and Events');
+  const serving = servedCertificates(injectorReplicas);
+  if (serving.length === 0) return fail('ca-bundle', 'cannot verify: no injector replica reports the certificate it serves', 'see the deployment and served-certificate lines');
+  const untrusted = serving.filter(({ certificate }) => !verifiesAgainst(certificate.pem, webhook.caBundle));
+  if (untrusted.length > 0) {
+    const which = untrusted.map(({ pod, certificate }) => `${pod} serves ${certificate.subject}, issued by ${certificate.issuer}`).join('; ');
+    return fail('ca-bundle', `the webhook's caBundle does not verify the certificate an injector replica serves (${which}): the API server will refuse its TLS`, 'the cert-manager repairs a drifted caBundle within seconds when it runs; check its logs and Events');
   }
-  return pass('ca-bundle', `the webhook's caBundle verifies the serving certificate (${cert.subject})`);
+  const subjects = [...new Set(serving.map(({ certificate }) => certificate.subject))].join(', ');
+  return pass('ca-bundle', `the webhook's caBundle verifies the serving certificate of ${serving.length} injector replica(s) (${subjects})`);
 }
 
-function served({ injectorReplicas, servingSecret }: InstallState): CheckLine {
-  const expected = servingSecret?.certificate?.fingerprint256;
+/** Each replica's served certificate, as it reports it on /readyz: check never reads the Secret, whose key it has no need of. */
+function served({ injectorReplicas, namespace }: InstallState): CheckLine {
   if (injectorReplicas.length === 0) return fail('served-certificate', 'no injector pod to ask', 'see the deployment lines');
-  const wrong = injectorReplicas.filter((r) => !r.fingerprint256 || (expected !== undefined && r.fingerprint256 !== expected));
+  const wrong = injectorReplicas.filter((r) => !r.certificate || r.refused);
   if (wrong.length > 0) {
-    const why = wrong.map((r) => `${r.pod}: ${r.problem ?? (r.fingerprint256 ? `serves ${short(r.fingerprint256)}, Secret has ${short(expected ?? '')}` : 'serves no certificate')}`).join('; ');
-    return fail('served-certificate', `not every injector replica serves the Secret's certificate (${why})`, 'an injector refuses a Secret whose pair does not parse, does not match or has expired, and keeps its last good pair: see its logs');
+    const why = wrong
+      .map((r) => `${r.pod}: ${r.refused && r.certificate ? `refuses its source's latest pair (${r.refused}) and keeps serving ${short(r.certificate.fingerprint256)}` : (r.problem ?? 'ready, but reports no served certificate on /readyz (a release older than this CLI: see the versions line)')}`)
+      .join('; ');
+    return fail('served-certificate', `not every injector replica serves its source's latest certificate (${why})`, `an injector refuses a pair that does not parse, does not match its key or has expired, and keeps its last good one; the cert-manager writes a new pair to the Secret: kubectl -n ${namespace} logs deploy/${INSTALL_NAMES.certManager}`);
   }
-  return pass('served-certificate', `${injectorReplicas.length} injector replica(s) serve the Secret's certificate${expected ? ` (${short(expected)})` : ''}`);
+  const fingerprints = new Set(servedCertificates(injectorReplicas).map(({ certificate }) => certificate.fingerprint256));
+  if (fingerprints.size > 1) {
+    const who = servedCertificates(injectorReplicas).map(({ pod, certificate }) => `${pod}: ${short(certificate.fingerprint256)}`).join(', ');
+    return warn('served-certificate', `the injector replicas serve ${fingerprints.size} different certificates (${who})`, 'each replica serves a new pair the moment its Secret changes: during a rotation this passes within seconds; if it persists, see the injector logs');
+  }
+  return pass('served-certificate', `${injectorReplicas.length} injector replica(s) serve the certificate their source holds (${short([...fingerprints][0] ?? '')})`);
 }
 
-function expiry({ servingSecret, injectorReplicas, now }: InstallState): CheckLine {
-  const dates = [servingSecret?.certificate?.notAfter, ...injectorReplicas.map((r) => r.notAfter)].filter((d): d is Date => d !== undefined);
+function expiry({ injectorReplicas, now }: InstallState): CheckLine {
+  const dates = servedCertificates(injectorReplicas).map(({ certificate }) => certificate.notAfter);
   if (dates.length === 0) return fail('certificate-expiry', 'no certificate to look at', 'see the ca-bundle and served-certificate lines');
   const first = new Date(Math.min(...dates.map((d) => d.getTime())));
   const left = first.getTime() - now.getTime();
@@ -128,6 +138,10 @@ function expiry({ servingSecret, injectorReplicas, now }: InstallState): CheckLi
   if (left < DAY_MS) return fail('certificate-expiry', text, 'renewal is overdue: check the cert-manager');
   if (left < 7 * DAY_MS) return warn('certificate-expiry', text, 'renewal should have happened at 2/3 of the lifetime: check the cert-manager');
   return pass('certificate-expiry', text);
+}
+
+function servedCertificates(replicas: InstallState['injectorReplicas']): { pod: string; certificate: ParsedCertificate }[] {
+  return replicas.flatMap(({ pod, certificate }) => (certificate ? [{ pod, certificate }] : []));
 }
 
 function serviceAccess({ serviceAccess, namespace, install }: InstallState): CheckLine[] {

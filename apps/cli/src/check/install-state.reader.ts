@@ -47,9 +47,6 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   ]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
-  const injectorDeployment = deploymentObjs.find((d) => componentOf(d) === 'injector');
-  const secretName = injectorDeployment ? servingSecretName(injectorDeployment) : undefined;
-  const secretObj = secretName ? await read<Json>(`Secret ${namespace}/${secretName}`, resourcePath({ apiVersion: 'v1', resource: 'secrets', namespace, name: secretName })) : undefined;
   const serviceAccess = (
     await Promise.all(
       deploymentObjs.map(async (d): Promise<ServiceAccessView | undefined> => {
@@ -83,7 +80,6 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     deployments: deploymentObjs.map(deploymentView),
     install: knownInstall(deploymentObjs, namespace),
     serviceAccess,
-    servingSecret: secretName ? secretView(secretName, secretObj) : undefined,
     injectorReplicas,
     leases: leaseObjs.map(leaseView),
     profiles: profileObjs.map(profileView),
@@ -181,21 +177,6 @@ function envOf(deployment: Json | undefined): Map<string, string> {
   return new Map(env.filter((e) => typeof e.value === 'string').map((e) => [String(e.name), String(e.value)]));
 }
 
-function servingSecretName(deployment: Json): string | undefined {
-  const container = deployment.spec?.template?.spec?.containers?.[0];
-  const fromEnv = (container?.env as Json[] | undefined)?.find((e) => e.name === 'TLS_SECRET')?.value;
-  if (typeof fromEnv === 'string') return fromEnv.split('/').pop();
-  const volume = (deployment.spec?.template?.spec?.volumes as Json[] | undefined)?.find((v) => v.secret?.secretName);
-  return volume?.secret?.secretName;
-}
-
-function secretView(name: string, obj: Json | undefined): InstallState['servingSecret'] {
-  if (!obj) return { name, problem: 'missing' };
-  const pem = typeof obj.data?.['tls.crt'] === 'string' ? Buffer.from(obj.data['tls.crt'], 'base64').toString('utf8') : '';
-  const certificate = pem ? parseCertificate(pem) : undefined;
-  return certificate ? { name, certificate } : { name, problem: pem ? 'tls.crt does not parse' : 'no tls.crt' };
-}
-
 /** A pod's /readyz through the API server's pod proxy (`port`: `https:<pod>:<port>`): whether it is ready, and its checks' details. */
 async function readyzOf(kc: KubeClient, namespace: string, port: string): Promise<{ ready: boolean; details: Json | undefined; body: Json }> {
   const response = await kc.request({ path: `/api/v1/namespaces/${namespace}/pods/${port}/proxy/readyz`, timeoutMs: READ_TIMEOUT_MS });
@@ -216,13 +197,14 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
   const name = String(pod.metadata?.name);
   try {
     const { ready, details, body } = await readyzOf(kc, namespace, `https:${name}:${containerPort(pod, 'https', 8443)}`);
-    const certificate = details?.certificate;
+    const served = details?.certificate;
+    const certificate = typeof served?.pem === 'string' ? parseCertificate(served.pem) : undefined;
     const profiles = details?.profiles;
     return {
       pod: name,
       ready,
-      ...(typeof certificate?.fingerprint256 === 'string' ? { fingerprint256: certificate.fingerprint256 } : {}),
-      ...(typeof certificate?.notAfter === 'string' ? { notAfter: new Date(certificate.notAfter) } : {}),
+      ...(certificate ? { certificate } : {}),
+      ...(typeof served?.refused === 'string' ? { refused: served.refused } : {}),
       ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
       ...heldNamespaces(details?.namespaces),
       ...(typeof profiles?.version === 'string' ? { version: profiles.version } : {}),

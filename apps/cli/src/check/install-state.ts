@@ -24,9 +24,7 @@ export interface InstallState {
   readonly install: InstallIdentity | undefined;
   /** Each service's ServiceAccount against the API requests that service makes (SubjectAccessReviews). */
   readonly serviceAccess: readonly ServiceAccessView[];
-  /** The injector's serving Secret (from its TLS_SECRET), with its leaf certificate. */
-  readonly servingSecret: { readonly name: string; readonly certificate?: ParsedCertificate; readonly problem?: string } | undefined;
-  /** Each injector pod's /readyz, read through the API server's pod proxy. */
+  /** Each injector pod's /readyz, read through the API server's pod proxy: what it serves, not the Secret (whose key check never reads). */
   readonly injectorReplicas: readonly InjectorReplicaView[];
   readonly leases: readonly LeaseView[];
   readonly profiles: readonly ProfileView[];
@@ -78,9 +76,10 @@ export interface ServiceAccessView {
 export interface InjectorReplicaView {
   readonly pod: string;
   readonly ready: boolean;
-  /** sha256 fingerprint of the certificate it serves. */
-  readonly fingerprint256?: string;
-  readonly notAfter?: Date;
+  /** The certificate it serves (the first of the chain it reports), read from its PEM. */
+  readonly certificate?: ParsedCertificate;
+  /** Why it refuses its source's latest pair (it keeps serving its last good one). */
+  readonly refused?: string;
   /** AgentProfile generation in force, by name. */
   readonly generations?: Readonly<Record<string, number>>;
   /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */

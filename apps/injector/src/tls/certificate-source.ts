@@ -25,11 +25,17 @@ export abstract class LastGoodPairSource implements CertificateSource {
   private pair: ServingPair | undefined;
   /** The last candidate looked at, good or bad: the same content is never judged (or logged) twice. */
   private lastSeen: string | undefined;
+  private lastRefusal: string | undefined;
 
   constructor(private readonly events: SourceEvents) {}
 
   current(): ServingPair | undefined {
     return this.pair;
+  }
+
+  /** Why the source's latest content was refused; undefined once it holds a pair that was accepted. */
+  refusal(): string | undefined {
+    return this.lastRefusal;
   }
 
   protected offer(candidate: PemPair): void {
@@ -40,9 +46,11 @@ export abstract class LastGoodPairSource implements CertificateSource {
     try {
       pair = validateServingPair(candidate);
     } catch (error) {
+      this.lastRefusal = (error as Error).message;
       this.events.refused(candidate.source, error as Error);
       return;
     }
+    this.lastRefusal = undefined;
     if (samePair(pair, this.pair)) return;
     this.pair = pair;
     this.events.changed();

@@ -38,7 +38,7 @@ describe('ServingCertificateSource from files', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the files, follows a rotation, refuses a broken one, and counts both', async () => {
+  it('serves the files, follows a rotation, refuses a broken one, reports the refusal until a good one comes, and counts both', async () => {
     dir = mkdtempSync(join(tmpdir(), 'serving-source-'));
     const at = (name: string) => join(dir ?? '', name);
     const replace = (name: string, text: string) => (writeFileSync(at(`.${name}.tmp`), text), renameSync(at(`.${name}.tmp`), at(name)));
@@ -52,7 +52,7 @@ describe('ServingCertificateSource from files', () => {
     const reloads = async () => Object.fromEntries((await registry.getSingleMetric('outrigger_injector_certificate_reloads_total')?.get())?.values.map((v) => [v.labels.result, v.value]) ?? []);
 
     expect(source.current()?.cert).toBe(first.cert);
-    expect(source.status()).toMatchObject({ source: `file ${at('tls.crt')}`, fingerprint256: pairOf(first).certificate.fingerprint256 });
+    expect(source.status()).toEqual({ source: `file ${at('tls.crt')}`, fingerprint256: pairOf(first).certificate.fingerprint256, notAfter: pairOf(first).certificate.notAfter, pem: first.cert });
     expect(await reloads()).toEqual({ success: 1 });
 
     const next = issue();
@@ -65,5 +65,13 @@ describe('ServingCertificateSource from files', () => {
     for (let i = 0; i < 100 && (await reloads()).failure === undefined; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await reloads()).toEqual({ success: 2, failure: 1 });
     expect(source.current()?.cert).toBe(next.cert);
+    expect(source.status()).toMatchObject({ pem: next.cert, refused: `TLS_CERT_FILE=${at('tls.crt')}: not a PEM certificate` });
+
+    const last = issue();
+    replace('tls.key', last.key);
+    replace('tls.crt', last.cert);
+    for (let i = 0; i < 100 && source.current()?.cert !== last.cert; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(source.status()?.pem).toBe(last.cert);
+    expect(source.status()?.refused).toBeUndefined();
   });
 });

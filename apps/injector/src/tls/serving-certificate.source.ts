@@ -54,10 +54,17 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
     return this.served;
   }
 
-  /** The certificate being served: where from, which one (for matching against the Secret), until when. */
-  status(): { source: string; notAfter: Date; fingerprint256: string } | undefined {
+  /**
+   * The certificate being served (where from, which one, until when, its PEM: public, as every handshake
+   * shows it) and why the source's latest content is refused, if it is: what `outrigger check` verifies
+   * against the caBundle without reading the Secret and its key.
+   */
+  status(): ServingStatus | undefined {
     const served = this.served;
-    return served && { source: served.source, notAfter: served.certificate.notAfter, fingerprint256: served.certificate.fingerprint256 };
+    if (!served) return undefined;
+    const { certificate } = served;
+    const refused = (this.secret?.live() ? this.secret : this.files)?.refusal();
+    return { source: served.source, notAfter: certificate.notAfter, fingerprint256: certificate.fingerprint256, pem: served.cert, ...(refused ? { refused } : {}) };
   }
 
   /** Serves `pair` from the next handshake on, if replacesServed says so. */
@@ -69,6 +76,16 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
     this.metrics.certificateExpiry.set(certificate.notAfter.getTime() / 1000);
     this.logger.log(`serving certificate ${certificate.fingerprint256} (serial ${certificate.serial}) from ${pair.source}, valid until ${certificate.notAfter.toISOString()}`);
   }
+}
+
+export interface ServingStatus {
+  readonly source: string;
+  readonly notAfter: Date;
+  readonly fingerprint256: string;
+  /** The served certificate chain, PEM. */
+  readonly pem: string;
+  /** Why the authoritative source's latest pair is not served (it stays on its last good one). */
+  readonly refused?: string;
 }
 
 /** Whether `candidate` should be served instead of `served`: it differs and, with `onlyIfNewer`, is not older. */
