@@ -138,7 +138,7 @@ describe('outrigger check', () => {
     expect(text.stdout).toMatch(/\nall \d+ checks passed\n$/);
   });
 
-  it('fails on a wrong caBundle and on an expired certificate while the cert-manager is down, and passes once it is back', async () => {
+  it('fails on a wrong caBundle, on an expired certificate and on the Secret gone while the cert-manager is down, and passes once it is back', async () => {
     await scaleOutrigger('outrigger-cert-manager', 0);
     const original = kubectl(['get', WEBHOOK, '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']);
     const stranger = issueCertificate({ commonName: 'not-outrigger', usage: 'ca', lifetimeMs: 86_400_000, keyBits: 1024 });
@@ -168,8 +168,18 @@ describe('outrigger check', () => {
     result = check();
     expect(result.code).toBe(1);
     expectFailing(result.output, ['served-certificate'], down);
-    expect(lineOf(result.output, 'served-certificate')?.message).toMatch(/refuses its source's latest pair \(Secret outrigger-system\/outrigger-injector-tls tls\.crt: the certificate expired at /);
+    expect(lineOf(result.output, 'served-certificate')?.message).toMatch(/keeps serving \S+: Secret outrigger-system\/outrigger-injector-tls tls\.crt: the certificate expired at /);
     expect(lineOf(result.output, 'certificate-expiry')?.result).toBe('pass');
+
+    // The Secret gone: the injectors serve on, and say so.
+    kubectl(['delete', 'secret', '-n', OUTRIGGER_NAMESPACE, 'outrigger-injector-tls']);
+    result = await eventually(() => {
+      const now = check();
+      if (!/Secret outrigger-system\/outrigger-injector-tls is gone/.test(lineOf(now.output, 'served-certificate')?.message ?? '')) throw new Error(`served-certificate: ${lineOf(now.output, 'served-certificate')?.message}`);
+      return now;
+    }, 'check to see the Secret gone', 30_000);
+    expect(result.code).toBe(1);
+    expectFailing(result.output, ['served-certificate'], down);
 
     await scaleOutrigger('outrigger-cert-manager', 2);
     await healthy();

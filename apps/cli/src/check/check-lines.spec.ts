@@ -147,7 +147,7 @@ describe('checkLines', () => {
     ['no webhook configuration', { webhook: undefined }, ['webhook', 'injector-endpoints', 'ca-bundle']],
     [
       'an expired certificate in the Secret that the injectors refuse',
-      { injectorReplicas: [REPLICA_A, { ...REPLICA_B, refused: 'Secret outrigger-system/outrigger-injector-tls tls.crt: the certificate expired at 2026-11-24T12:00:00.000Z' }] },
+      { injectorReplicas: [REPLICA_A, { ...REPLICA_B, stale: 'Secret outrigger-system/outrigger-injector-tls tls.crt: the certificate expired at 2026-11-24T12:00:00.000Z' }] },
       ['served-certificate'],
     ],
     ['a replica serving an expired certificate', { injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: leafOf(-DAY) }] }, ['certificate-expiry']],
@@ -174,9 +174,9 @@ describe('checkLines', () => {
   it('judges the certificates the replicas serve, never the Secret: names who refuses what, and warns while replicas differ', () => {
     const line = (state: Partial<InstallState>, check: string) => checkLines({ ...healthy, ...state }).find((l) => l.check === check);
     const expired = 'Secret outrigger-system/outrigger-injector-tls tls.crt: the certificate expired at 2026-11-24T12:00:00.000Z';
-    expect(line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, refused: expired }] }, 'served-certificate')).toMatchObject({
+    expect(line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, stale: expired }] }, 'served-certificate')).toMatchObject({
       result: 'fail',
-      message: `not every injector replica serves its source's latest certificate (outrigger-injector-b: refuses its source's latest pair (${expired}) and keeps serving ${leaf.fingerprint256.slice(0, 11)})`,
+      message: `not every injector replica serves its source's latest certificate (outrigger-injector-b: keeps serving ${leaf.fingerprint256.slice(0, 11)}: ${expired})`,
     });
     expect(line({ injectorReplicas: [REPLICA_A, { ...REPLICA_B, certificate: strangerLeaf }] }, 'ca-bundle')?.message).toBe(
       `the webhook's caBundle does not verify the certificate an injector replica serves (outrigger-injector-b serves ${strangerLeaf.subject}, issued by ${strangerLeaf.issuer}): the API server will refuse its TLS`,

@@ -113,10 +113,10 @@ function caBundle({ webhook, injectorReplicas }: InstallState): CheckLine {
 /** Each replica's served certificate, as it reports it on /readyz: check never reads the Secret, whose key it has no need of. */
 function served({ injectorReplicas, namespace }: InstallState): CheckLine {
   if (injectorReplicas.length === 0) return fail('served-certificate', 'no injector pod to ask', 'see the deployment lines');
-  const wrong = injectorReplicas.filter((r) => !r.certificate || r.refused);
+  const wrong = injectorReplicas.filter((r) => !r.certificate || r.stale);
   if (wrong.length > 0) {
     const why = wrong
-      .map((r) => `${r.pod}: ${r.refused && r.certificate ? `refuses its source's latest pair (${r.refused}) and keeps serving ${short(r.certificate.fingerprint256)}` : (r.problem ?? 'ready, but reports no served certificate on /readyz (a release older than this CLI: see the versions line)')}`)
+      .map((r) => `${r.pod}: ${r.stale && r.certificate ? `keeps serving ${short(r.certificate.fingerprint256)}: ${r.stale}` : (r.problem ?? 'ready, but reports no served certificate on /readyz (a release older than this CLI: see the versions line)')}`)
       .join('; ');
     return fail('served-certificate', `not every injector replica serves its source's latest certificate (${why})`, `an injector refuses a pair that does not parse, does not match its key or has expired, and keeps its last good one; the cert-manager writes a new pair to the Secret: kubectl -n ${namespace} logs deploy/${INSTALL_NAMES.certManager}`);
   }

@@ -204,7 +204,7 @@ async function replicaView(kc: KubeClient, namespace: string, pod: Json): Promis
       pod: name,
       ready,
       ...(certificate ? { certificate } : {}),
-      ...(typeof served?.refused === 'string' ? { refused: served.refused } : {}),
+      ...(typeof served?.stale === 'string' ? { stale: served.stale } : {}),
       ...(profiles?.generations && typeof profiles.generations === 'object' ? { generations: profiles.generations as Record<string, number> } : {}),
       ...heldNamespaces(details?.namespaces),
       ...(typeof profiles?.version === 'string' ? { version: profiles.version } : {}),

@@ -78,8 +78,8 @@ export interface InjectorReplicaView {
   readonly ready: boolean;
   /** The certificate it serves (the first of the chain it reports), read from its PEM. */
   readonly certificate?: ParsedCertificate;
-  /** Why it refuses its source's latest pair (it keeps serving its last good one). */
-  readonly refused?: string;
+  /** Why what it serves is not its source's latest pair (refused, or the Secret gone): it keeps serving its last good one. */
+  readonly stale?: string;
   /** AgentProfile generation in force, by name. */
   readonly generations?: Readonly<Record<string, number>>;
   /** The labelled namespaces it holds: how many, and their digest (`namespacesDigest`); absent when it reads none (PROFILES_FILE). */

@@ -49,7 +49,7 @@ export class InjectorHealth implements HealthChecks {
     const status = this.certificates.status();
     if (!status) return check.down({ reason: 'no valid serving certificate' });
     if (status.notAfter <= new Date()) return check.down({ reason: `serving certificate expired at ${status.notAfter.toISOString()}` });
-    // Still ready while the source's latest pair is refused: the last good one serves, and `check` reports the refusal.
+    // Still ready while the source's latest pair is not served: the last good one serves, and `check` reports why.
     return check.up({ ...status, notAfter: status.notAfter.toISOString() });
   }
 }

@@ -40,6 +40,12 @@ export class SecretCertificateSource extends LastGoodPairSource {
     return this.reflector !== undefined && this.reflector.status().viewComplete && this.reflector.keys().length > 0;
   }
 
+  /** Why the Secret gives nothing to serve, once its watch is up to date: undefined while it holds a pair. */
+  absence(): string | undefined {
+    const reflector = this.reflector;
+    return reflector?.status().viewComplete && reflector.keys().length === 0 ? `${this.source} is gone or holds no tls.crt and tls.key` : undefined;
+  }
+
   /** The Secret's watch, for metrics. */
   watches(): Readonly<Record<string, ReflectorStatus>> {
     return this.controller?.status().watches ?? {};

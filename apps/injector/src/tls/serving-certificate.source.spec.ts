@@ -65,13 +65,13 @@ describe('ServingCertificateSource from files', () => {
     for (let i = 0; i < 100 && (await reloads()).failure === undefined; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await reloads()).toEqual({ success: 2, failure: 1 });
     expect(source.current()?.cert).toBe(next.cert);
-    expect(source.status()).toMatchObject({ pem: next.cert, refused: `TLS_CERT_FILE=${at('tls.crt')}: not a PEM certificate` });
+    expect(source.status()).toMatchObject({ pem: next.cert, stale: `TLS_CERT_FILE=${at('tls.crt')}: not a PEM certificate` });
 
     const last = issue();
     replace('tls.key', last.key);
     replace('tls.crt', last.cert);
     for (let i = 0; i < 100 && source.current()?.cert !== last.cert; i++) await new Promise((r) => setTimeout(r, 20));
     expect(source.status()?.pem).toBe(last.cert);
-    expect(source.status()?.refused).toBeUndefined();
+    expect(source.status()?.stale).toBeUndefined();
   });
 });

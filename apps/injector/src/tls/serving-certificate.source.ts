@@ -56,15 +56,15 @@ export class ServingCertificateSource implements CertificateSource, OnApplicatio
 
   /**
    * The certificate being served (where from, which one, until when, its PEM: public, as every handshake
-   * shows it) and why the source's latest content is refused, if it is: what `outrigger check` verifies
-   * against the caBundle without reading the Secret and its key.
+   * shows it) and, when it is not the source's latest, why: what `outrigger check` verifies against the
+   * caBundle without reading the Secret and its key.
    */
   status(): ServingStatus | undefined {
     const served = this.served;
     if (!served) return undefined;
     const { certificate } = served;
-    const refused = (this.secret?.live() ? this.secret : this.files)?.refusal();
-    return { source: served.source, notAfter: certificate.notAfter, fingerprint256: certificate.fingerprint256, pem: served.cert, ...(refused ? { refused } : {}) };
+    const stale = this.secret?.live() ? this.secret.refusal() : (this.secret?.absence() ?? this.files?.refusal());
+    return { source: served.source, notAfter: certificate.notAfter, fingerprint256: certificate.fingerprint256, pem: served.cert, ...(stale ? { stale } : {}) };
   }
 
   /** Serves `pair` from the next handshake on, if replacesServed says so. */
@@ -84,8 +84,8 @@ export interface ServingStatus {
   readonly fingerprint256: string;
   /** The served certificate chain, PEM. */
   readonly pem: string;
-  /** Why the authoritative source's latest pair is not served (it stays on its last good one). */
-  readonly refused?: string;
+  /** Why the source's latest pair is not what is served: refused, or the Secret gone (the last good pair serves on). */
+  readonly stale?: string;
 }
 
 /** Whether `candidate` should be served instead of `served`: it differs and, with `onlyIfNewer`, is not older. */
