@@ -120,9 +120,10 @@ function served({ injectorReplicas, namespace }: InstallState): CheckLine {
       .join('; ');
     return fail('served-certificate', `not every injector replica serves its source's latest certificate (${why})`, `an injector refuses a pair that does not parse, does not match its key or has expired, and keeps its last good one; the cert-manager writes a new pair to the Secret: kubectl -n ${namespace} logs deploy/${INSTALL_NAMES.certManager}`);
   }
-  const fingerprints = new Set(servedCertificates(injectorReplicas).map(({ certificate }) => certificate.fingerprint256));
+  const serving = servedCertificates(injectorReplicas);
+  const fingerprints = new Set(serving.map(({ certificate }) => certificate.fingerprint256));
   if (fingerprints.size > 1) {
-    const who = servedCertificates(injectorReplicas).map(({ pod, certificate }) => `${pod}: ${short(certificate.fingerprint256)}`).join(', ');
+    const who = serving.map(({ pod, certificate }) => `${pod}: ${short(certificate.fingerprint256)}`).join(', ');
     return warn('served-certificate', `the injector replicas serve ${fingerprints.size} different certificates (${who})`, 'each replica serves a new pair the moment its Secret changes: during a rotation this passes within seconds; if it persists, see the injector logs');
   }
   return pass('served-certificate', `${injectorReplicas.length} injector replica(s) serve the certificate their source holds (${short([...fingerprints][0] ?? '')})`);
