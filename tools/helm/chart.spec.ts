@@ -32,6 +32,8 @@ function rendered(set: string[] = [], release = 'outrigger', namespace = 'defaul
 }
 
 const isHook = (o: RenderedObject) => o.metadata.annotations?.['helm.sh/hook'] !== undefined;
+/** The rules of the Role or ClusterRole among a hook's objects. */
+const rulesOf = (hooks: readonly RenderedObject[], kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: { resources?: string[] }[] }).rules;
 
 /** The release's objects without its hooks (Kustomize has no hooks: they are compared on their own). */
 function template(set: string[] = [], release = 'outrigger'): Map<string, RenderedObject> {
@@ -114,7 +116,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(job.spec.template.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', 'remove-bindings.js']]]);
     // The entry the Job runs is built beside the syncer's main.js.
     expect(existsSync(join(repoRoot(), 'apps', 'rbac-syncer', 'src', 'remove-bindings.ts'))).toBe(true);
-    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: { resources?: string[] }[] }).rules;
+    const rules = (kind: string) => rulesOf(hooks, kind);
     const permissions = uninstallHookPermissions(INSTALL_NAMES.namespace);
     expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
     expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
@@ -140,7 +142,7 @@ describe('the Helm chart deploy/helm/outrigger', () => {
     expect(pod.spec.serviceAccountName).toBe(INSTALL_NAMES.checkHook);
     expect(pod.spec.restartPolicy).toBe('Never');
     expect(pod.spec.containers.map((c) => [c.image, c.command])).toEqual([[`registry.example/rbac-syncer@${digest}`, ['node', IMAGE_CLI_MAIN, 'check']]]);
-    const rules = (kind: string) => (hooks.find((o) => o.kind === kind) as unknown as { rules: { resources?: string[] }[] }).rules;
+    const rules = (kind: string) => rulesOf(hooks, kind);
     const permissions = checkPermissions(INSTALL_NAMES.namespace);
     expect(rules('Role')).toEqual(rbacRules(permissions.filter((p) => p.namespace === INSTALL_NAMES.namespace)));
     expect(rules('ClusterRole')).toEqual(rbacRules(permissions.filter((p) => p.namespace === undefined)));
