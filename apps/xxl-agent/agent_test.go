@@ -84,7 +84,8 @@ func (a *testAdmin) callback(logID int64) (callbackRequest, bool) {
 }
 
 type testAgent struct {
-	url     string
+	base    string // http://127.0.0.1:<port>, where the probes are
+	url     string // the address it registered, without the trailing slash: where the admin calls
 	kube    *fakekube.Server
 	dataDir string
 	stop    func()
@@ -120,7 +121,7 @@ func startAgent(t *testing.T, admin *testAdmin, dataDir string, handlers map[str
 	go func() {
 		done <- run(ctx, cfg, &kubeExec{api: cfg.kubeAPI, kubeDir: cfg.kubeDir}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
-	a := &testAgent{url: "http://127.0.0.1:" + itoa(port), kube: kube, dataDir: dataDir}
+	a := &testAgent{base: "http://127.0.0.1:" + itoa(port), kube: kube, dataDir: dataDir}
 	stopped := false
 	a.stop = func() {
 		if !stopped {
@@ -133,12 +134,17 @@ func startAgent(t *testing.T, admin *testAdmin, dataDir string, handlers map[str
 	}
 	t.Cleanup(a.stop)
 	eventually(t, "the agent serves", func() bool {
-		resp, err := http.Get(a.url + "/readyz")
+		resp, err := http.Get(a.base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 		}
 		return err == nil && resp.StatusCode == 200
 	})
+	key, err := readExecutorKey(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.url = a.base + "/" + key
 	return a
 }
 
@@ -194,7 +200,7 @@ func TestRegistersRunsAndReportsThroughTheExecAPI(t *testing.T) {
 	admin := startAdmin(t)
 	agent := startAgent(t, admin, t.TempDir(), nil)
 	eventually(t, "registered", func() bool { admin.mu.Lock(); defer admin.mu.Unlock(); return len(admin.registry) > 0 })
-	if r := admin.registry[0]; r != (registryRequest{"EXECUTOR", "billing", "http://127.0.0.1:" + strings.TrimPrefix(agent.url, "http://127.0.0.1:") + "/"}) {
+	if r := admin.registry[0]; r != (registryRequest{"EXECUTOR", "billing", agent.url + "/"}) || !keyPattern.MatchString(strings.TrimPrefix(agent.url, agent.base+"/")) {
 		t.Errorf("registry %+v", r)
 	}
 	trigger := shell(1, 101, `echo "hello $1 $2/$3"; echo oops >&2`)
@@ -445,15 +451,19 @@ func TestMetrics(t *testing.T) {
 	agent := startAgent(t, admin, t.TempDir(), nil)
 	agent.call(t, "/run", testToken, shell(1, 91, "true"))
 	waitCallback(t, admin, 91)
+	agent.call(t, "/beat", "wrong", nil)
+	(&testAgent{url: agent.base}).call(t, "/beat", testToken, nil)
+	(&testAgent{url: agent.base}).call(t, "/run", testToken, nil)
 	eventually(t, "metrics count the run and no pending callback", func() bool {
-		resp, err := http.Get(agent.url + "/metrics")
+		resp, err := http.Get(agent.base + "/metrics")
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return strings.Contains(string(b), `xxl_agent_runs_total{result="success"} 1`) && strings.Contains(string(b), "xxl_agent_callbacks_pending 0") &&
-			strings.Contains(string(b), "xxl_agent_run_duration_seconds_count 1") && strings.Contains(string(b), `xxl_agent_build_info{version="dev"} 1`)
+			strings.Contains(string(b), "xxl_agent_run_duration_seconds_count 1") && strings.Contains(string(b), `xxl_agent_build_info{version="dev"} 1`) &&
+			strings.Contains(string(b), `xxl_agent_refused_calls_total{reason="address"} 2`) && strings.Contains(string(b), `xxl_agent_refused_calls_total{reason="token"} 1`)
 	})
 }
 
@@ -465,4 +475,90 @@ func alive(pid string) bool {
 	}
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// The access token is every executor's: a caller who holds it and reaches the port, but does not
+// know the address the agent registered, runs nothing.
+func TestCallsOutsideTheRegisteredAddressRunNothing(t *testing.T) {
+	admin := startAdmin(t)
+	agent := startAgent(t, admin, t.TempDir(), nil)
+	key := strings.TrimPrefix(agent.url, agent.base+"/")
+	guesses := []string{"", "/" + strings.Repeat("0", 32), "/" + key[:31], "/" + key + "0", "/" + strings.ToUpper(key), "/" + key + "/..", "/x/" + key}
+	for _, prefix := range guesses {
+		for _, path := range []string{"/run", "/beat", "/log", "/kill", "/idleBeat"} {
+			r := (&testAgent{url: agent.base + prefix}).call(t, path, testToken, shell(1, 1, "touch /tmp/never"))
+			if r.Code != codeFail || !strings.Contains(r.Msg, "not found") {
+				t.Errorf("%s%s: %+v", prefix, path, r)
+			}
+		}
+	}
+	if len(agent.kube.Calls()) != 0 {
+		t.Error("a call outside the registered address reached the exec API")
+	}
+	if r := agent.call(t, "/beat", testToken, nil); r.Code != codeSuccess {
+		t.Errorf("beat at the registered address: %+v", r)
+	}
+}
+
+func TestTheExecutorKeyIsThePods(t *testing.T) {
+	dataDir := t.TempDir()
+	admin := startAdmin(t)
+	first := startAgent(t, admin, dataDir, nil)
+	first.stop()
+	again := startAgent(t, admin, dataDir, nil)
+	keyOf := func(a *testAgent) string { return strings.TrimPrefix(a.url, a.base) }
+	if keyOf(again) != keyOf(first) {
+		t.Errorf("a restarted agent registers %s, the admins hold %s", again.url, first.url)
+	}
+	if other := startAgent(t, admin, t.TempDir(), nil); keyOf(other) == keyOf(first) {
+		t.Error("two pods share an executor key")
+	}
+	info, err := os.Stat(filepath.Join(dataDir, keyDir, keyFile))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("key file %v %v", info, err)
+	}
+}
+
+// A link planted as the key file (by a container that mounts the data volume) is never followed:
+// the agent makes a key of its own in its place.
+func TestAPlantedKeyLinkIsReplaced(t *testing.T) {
+	dataDir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "known")
+	if err := os.WriteFile(outside, []byte(strings.Repeat("a", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dataDir, keyDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dataDir, keyDir, keyFile)); err != nil {
+		t.Fatal(err)
+	}
+	key, err := executorKey(dataDir)
+	if err != nil || key == strings.Repeat("a", 32) || !keyPattern.MatchString(key) {
+		t.Fatalf("key %q, %v", key, err)
+	}
+	if info, err := os.Lstat(filepath.Join(dataDir, keyDir, keyFile)); err != nil || !info.Mode().IsRegular() {
+		t.Errorf("the key file is %v, %v", info, err)
+	}
+	if data, _ := os.ReadFile(outside); string(data) != strings.Repeat("a", 32) {
+		t.Error("the file outside was written")
+	}
+}
+
+func TestAddressPrintsTheRegisteredAddress(t *testing.T) {
+	cfg, err := readConfig(env(validEnv()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.dataDir = t.TempDir()
+	if _, err := readExecutorKey(cfg.dataDir); err == nil {
+		t.Fatal("a key before the agent made one")
+	}
+	key, err := executorKey(cfg.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := registeredAddress(cfg, key); got != "http://10.0.0.7:9999/"+key+"/" {
+		t.Errorf("address %s", got)
+	}
 }

@@ -156,9 +156,15 @@ export function execAs(serviceAccount: string, namespace: string, pod: string, o
   }
 }
 
-/** The agent's address as xxl-job-admin calls it: the pod IP (reachable from the host, the node's bridge) and the agent's port. */
-export function agentAddress(namespace: string, pod: string): string {
-  return `http://${kubectl(['get', 'pod', pod, '-n', namespace, '-o', 'jsonpath={.status.podIP}'])}:9999`;
+/**
+ * The address the pod's agent registered, as xxl-job-admin calls it (without the trailing slash):
+ * the pod IP (reachable from the host, the node's bridge), the agent's port and its executor key, as
+ * `xxl-agent address` prints it to whoever may exec into the pod.
+ */
+export function agentAddress(namespace: string, pod: string, container?: string): string {
+  const name = container ?? agentOf(kubectlJson<PodJson>(['get', 'pod', pod, '-n', namespace]))?.name;
+  if (!name) throw new Error(`pod ${namespace}/${pod} has no agent container`);
+  return kubectl(['exec', '-n', namespace, pod, '-c', name, '--', '/xxl-agent', 'address']).trim().replace(/\/$/, '');
 }
 
 /**
@@ -167,8 +173,10 @@ export function agentAddress(namespace: string, pod: string): string {
  * in the agent's target container, or why it could not run there.
  */
 export async function runJob(namespace: string, pod: string, script: string): Promise<string> {
-  const address = agentAddress(namespace, pod);
-  const run = await eventually(() => triggerShellJob(address, ACCESS_TOKEN, script), `the agent in ${namespace}/${pod} to take a run`, 60_000);
+  const { address, run } = await eventually(async () => {
+    const address = agentAddress(namespace, pod);
+    return { address, run: await triggerShellJob(address, ACCESS_TOKEN, script) };
+  }, `the agent in ${namespace}/${pod} to take a run`, 60_000);
   return awaitRunLog(address, ACCESS_TOKEN, run);
 }
 

@@ -171,7 +171,7 @@ async function withAgentLog<T>(wait: Promise<T>): Promise<T> {
 }
 
 async function pendingCallbacks(): Promise<number> {
-  const response = await fetch(`${address}/metrics`, { signal: AbortSignal.timeout(10_000) });
+  const response = await fetch(`${new URL(address).origin}/metrics`, { signal: AbortSignal.timeout(10_000) });
   const match = /^xxl_agent_callbacks_pending (\d+)$/m.exec(await response.text());
   if (!match) throw new Error('no xxl_agent_callbacks_pending in the agent\'s metrics');
   return Number(match[1]);
@@ -232,15 +232,16 @@ describe('the exec guard on the real node: an agent pointed at another pod runs 
       }
       const script = 'echo "reached $(hostname)" > /tmp/reached; echo "reached $(hostname)"';
 
-      const refusedRun = await triggerShellJob(agentAddress(ns, 'rogue'), ACCESS_TOKEN, script);
-      const refused = await awaitRunLog(agentAddress(ns, 'rogue'), ACCESS_TOKEN, refusedRun);
+      const refusedRun = await triggerShellJob(agentAddress(ns, 'rogue', 'runner'), ACCESS_TOKEN, script);
+      const refused = await awaitRunLog(agentAddress(ns, 'rogue', 'runner'), ACCESS_TOKEN, refusedRun);
       expect(refused).toContain(`outrigger exec guard: system:serviceaccount:${ns}:default holds an agent role through ClusterRoleBinding xxl-agent-exec.${ns}, which reaches only pods of its own namespace ${ns}; exec into ${other}/victim is refused`);
       expect(refused).not.toContain('reached victim');
       expect(await callbackOf(refusedRun)).toMatchObject({ handleCode: 500 });
       expect(kubectl(['exec', '-n', other, 'victim', '-c', 'app', '--', 'sh', '-c', 'ls /tmp/reached 2>&1 || true'])).toContain('No such file');
 
       // Its own namespace, the same ServiceAccount, a real token of its pod: still not its pod.
-      const beside = await awaitRunLog(agentAddress(ns, 'neighbour'), ACCESS_TOKEN, await triggerShellJob(agentAddress(ns, 'neighbour'), ACCESS_TOKEN, script));
+      const neighbour = agentAddress(ns, 'neighbour', 'runner');
+      const beside = await awaitRunLog(neighbour, ACCESS_TOKEN, await triggerShellJob(neighbour, ACCESS_TOKEN, script));
       expect(beside).toContain(`outrigger exec guard: system:serviceaccount:${ns}:default holds an agent role through ClusterRoleBinding xxl-agent-exec.${ns}, which reaches only the pod its token was issued to (${ns}/neighbour); exec into ${ns}/${POD} is refused`);
       expect(beside).not.toContain(`reached ${POD}`);
       expect(inApp('ls /tmp/reached 2>&1 || true')).toContain('No such file');

@@ -32,10 +32,12 @@ afterAll(() => {
 });
 
 describe('the XXL-JOB agent on the real node', () => {
-  it('registers with the admin at its pod IP, with the token, and removes itself when the pod goes', async () => {
+  it('registers with the admin at its pod IP under its executor key, with the token, and removes itself when the pod goes', async () => {
     createPod(ns, 'short-lived');
     ready(ns, 'short-lived');
-    const value = `"registryValue":"http://${podIp(ns, 'short-lived')}:9999/"`;
+    const address = agentAddress(ns, 'short-lived');
+    expect(address).toMatch(new RegExp(`^http://${podIp(ns, 'short-lived').replaceAll('.', '\\.')}:9999/[0-9a-f]{32}$`));
+    const value = `"registryValue":"${address}/"`;
     await eventually(() => {
       const registrations = adminStandInCalls(adminLog(ns), '/api/registry').filter((l) => l.includes(value));
       expect(registrations[0]).toMatch(/^admin accepted POST \/api\/registry .*"registryGroup":"EXECUTOR".*"registryKey":"short-lived"/);
@@ -66,6 +68,25 @@ describe('the XXL-JOB agent on the real node', () => {
       expect((await callExecutor(address, '/beat', {}, token)).msg).toBe('The access token is wrong.');
     }
     expect((await callExecutor(address, '/beat', {}, ACCESS_TOKEN)).code).toBe(200);
+  });
+
+  it("runs nothing for another tenant's pod that holds the same access token and reaches its port: only the address it registered answers", async () => {
+    // xxl-job-admin has one token for every executor, so every labelled namespace's Secret holds the same one.
+    const other = createNamespace('xxl-agent-other');
+    try {
+      kubectl(['run', 'caller', '-n', other, '--image=localhost/busybox:local', '--image-pull-policy=Never', '--restart=Never', '--command', '--', 'sleep', '3600']);
+      kubectl(['wait', '-n', other, 'pod/caller', '--for=condition=Ready', '--timeout=180s']);
+      const post = (url: string, body: object) =>
+        kubectl(['exec', '-n', other, 'caller', '--', 'wget', '-q', '-O-', '--header', `XXL-JOB-ACCESS-TOKEN: ${ACCESS_TOKEN}`, '--header', 'Content-Type: application/json', '--post-data', JSON.stringify(body), url]);
+      const trigger = { jobId: 77, logId: 7701, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'touch /tmp/taken-over', glueUpdatetime: 1, executorBlockStrategy: 'SERIAL_EXECUTION', executorTimeout: 0, broadcastIndex: 0, broadcastTotal: 1 };
+      const ip = podIp(ns, 'worker');
+      for (const path of ['/run', `/${'0'.repeat(32)}/run`]) expect(post(`http://${ip}:9999${path}`, trigger)).toContain(`uri-mapping(${path}) not found`);
+      // The control: the same pod, token and network path, at the address the agent registered.
+      expect(JSON.parse(post(`${agentAddress(ns, 'worker')}/beat`, {}))).toMatchObject({ code: 200 });
+      expect(kubectl(['exec', '-n', ns, 'worker', '-c', 'app', '--', 'sh', '-c', 'ls /tmp/taken-over 2>&1 || true'])).toContain('No such file');
+    } finally {
+      kubectl(['delete', 'namespace', other, '--wait=false']);
+    }
   });
 
   it('is refused by an admin that holds another token: it sends its own on every call', async () => {

@@ -85,7 +85,8 @@ try {
   const subjects = await boundSubjects(cluster, binding);
   console.log(`  ClusterRoleBinding ${binding} → ClusterRole xxl-agent-exec, subjects:\n${subjects.trim().replace(/^/gm, '    ')}`);
 
-  const address = `http://${pod.status.podIP}:9999`;
+  // The address the agent registered (its pod IP, port and executor key), as its pod's owners read it.
+  const address = cluster.kubectl(['exec', '-n', 'demo', pod.metadata.name, '-c', 'xxl-agent', '--', '/xxl-agent', 'address']).trim().replace(/\/$/, '');
   step(`a job triggered as xxl-job-admin triggers it: POST ${address}/run with the access token (GLUE_SHELL: ${JOB_SCRIPT})`);
   const run = await triggerShellJob(address, ACCESS_TOKEN, JOB_SCRIPT);
   console.log(`  its log (/log), written by the business container through the agent's exec (the RBAC the syncer bound):`);
@@ -94,6 +95,8 @@ try {
   console.log(`  ${await adminLogLine(cluster, '/api/callback')}`);
   const refused = await callExecutor(address, '/run', { jobId: 1, logId: 1, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'id' }, 'not-the-token');
   console.log(`\nThe same /run with another token: code ${refused.code}, "${refused.msg ?? ''}" (nothing runs).`);
+  const unregistered = await callExecutor(`http://${pod.status.podIP}:9999`, '/run', { jobId: 1, logId: 2, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'id' }, ACCESS_TOKEN);
+  console.log(`With the token, at the pod IP without the executor key (as any tenant holding xxl-job-admin's one token could try): code ${unregistered.code}, "${unregistered.msg ?? ''}" (nothing runs).`);
 
   const leaf = new X509Certificate(Buffer.from(cluster.kubectl(['get', 'secret', 'outrigger-injector-tls', '-n', INSTALL_NAMESPACE, '-o', 'jsonpath={.data.tls\\.crt}']), 'base64'));
   console.log(`\nInjector certificate: ${leaf.subject.replace(/\n/g, ', ')}, expires ${leaf.validTo}`);

@@ -17,7 +17,7 @@ export interface ExecutorRun {
   readonly logDateTime: number;
 }
 
-/** POST `path` on the executor at `address` (http://<pod IP>:9999), with the access token unless it is undefined. */
+/** POST `path` on the executor at `address` (the address it registered: http://<pod IP>:9999/<executor key>, no trailing slash), with the access token unless it is undefined. */
 export async function callExecutor(address: string, path: '/run' | '/log' | '/beat' | '/idleBeat' | '/kill', body: object, token: string | undefined): Promise<ExecutorAnswer> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (token !== undefined) headers['XXL-JOB-ACCESS-TOKEN'] = token;

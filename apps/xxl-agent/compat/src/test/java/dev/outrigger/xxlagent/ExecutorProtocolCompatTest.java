@@ -62,6 +62,8 @@ class ExecutorProtocolCompatTest {
     static HttpServer admin;
     static Process fakeKube;
     static Process agent;
+    /** Where the agent listens (its probes); the admin calls it at agentUrl, the address it registered. */
+    static String agentBase;
     static String agentUrl;
     static ExecutorBiz executor;
 
@@ -101,7 +103,7 @@ class ExecutorProtocolCompatTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        agentUrl = "http://127.0.0.1:" + port;
+        agentBase = "http://127.0.0.1:" + port;
         ProcessBuilder pb = new ProcessBuilder(System.getProperty("agent.bin")).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.INHERIT);
         Map<String, String> env = pb.environment();
@@ -121,11 +123,14 @@ class ExecutorProtocolCompatTest {
         HttpClient http = HttpClient.newHttpClient();
         eventually("the agent is ready", () -> {
             try {
-                return http.send(HttpRequest.newBuilder(URI.create(agentUrl + "/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+                return http.send(HttpRequest.newBuilder(URI.create(agentBase + "/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
             } catch (Exception e) {
                 return false;
             }
         });
+        // As the admin learns it: the address the agent registered, the executor key its path.
+        eventually("the agent registered", () -> !registered.isEmpty());
+        agentUrl = registered.get(0).getRegistryValue().replaceAll("/$", "");
         executor = client(TOKEN);
     }
 
@@ -161,7 +166,7 @@ class ExecutorProtocolCompatTest {
         RegistryRequest r = registered.get(0);
         assertEquals("EXECUTOR", r.getRegistryGroup());
         assertEquals(APP, r.getRegistryKey());
-        assertEquals(agentUrl + "/", r.getRegistryValue());
+        assertTrue(r.getRegistryValue().matches("http://127\\.0\\.0\\.1:[0-9]+/[0-9a-f]{32}/"), r.getRegistryValue());
         assertTrue(refusedTokens.isEmpty(), "the agent sent the admin a wrong token: " + refusedTokens);
     }
 
@@ -239,8 +244,22 @@ class ExecutorProtocolCompatTest {
         assertFalse(client("wrong").beat().isSuccess());
     }
 
+    /** The token is every executor's: the admin's own client, holding it, runs nothing at an address the agent did not register. */
     @Test
     @Order(7)
+    void theTokenAloneRunsNothingOutsideTheRegisteredAddress() {
+        String key = agentUrl.substring(agentBase.length() + 1);
+        for (String url : new String[] {agentBase, agentBase + "/" + "0".repeat(32), agentBase + "/" + key.substring(1)}) {
+            Response<String> r = AdminCalls.client(url, TOKEN).run(shellTrigger(6, 1008, "echo never", ExecutorBlockStrategyEnum.SERIAL_EXECUTION.name()));
+            assertFalse(r.isSuccess(), url);
+            assertTrue(r.getMsg().contains("not found"), r.getMsg());
+            assertFalse(AdminCalls.client(url, TOKEN).beat().isSuccess(), url);
+        }
+        assertFalse(callbacks.containsKey(1008L));
+    }
+
+    @Test
+    @Order(8)
     void deregistersOnSigterm() throws Exception {
         agent.destroy();
         assertEquals(0, agent.waitFor());

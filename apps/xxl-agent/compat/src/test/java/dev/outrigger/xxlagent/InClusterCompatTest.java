@@ -36,7 +36,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * (pods do not reach this host); this class reads them from its log, as they arrived, and decodes
  * them with xxl-job-core's own models.
  *
- * System properties: agent.address (http://pod IP:9999), agent.token, agent.appName,
+ * System properties: agent.address (the address the agent registered: http://pod IP:9999/executor key), agent.token, agent.appName,
  * admin.log.command (a shell command printing the stand-in's log), agent.stop.command (a shell
  * command that deletes the agent's pod).
  */

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// The executor key is the first segment of the address the agent registers, and the only path
+// under which it answers the admin's calls. xxl-job-admin has one access token for every executor,
+// so every namespace's Secret holds the same one: the token alone would let any tenant run a job
+// in any other tenant's container it can reach. The key reaches only the admins, by registration.
+// It lives in the data volume, so a restarted agent registers the address the admins already hold.
+
+const keyDir, keyFile = "executor", "key"
+
+var keyPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// readExecutorKey returns the pod's key, or an error if the agent has not made one yet.
+func readExecutorKey(dataDir string) (string, error) {
+	root, err := openDir(filepath.Join(dataDir, keyDir))
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, err := openRegular(root, keyFile)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil {
+		return "", err
+	}
+	if !keyPattern.Match(data) {
+		return "", errors.New("the executor key file holds no key")
+	}
+	return string(data), nil
+}
+
+// executorKey returns the pod's key, making one (128 random bits) where there is none yet.
+func executorKey(dataDir string) (string, error) {
+	key, err := readExecutorKey(dataDir)
+	if err == nil {
+		return key, nil
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	key = hex.EncodeToString(raw[:])
+	root, err := openDir(filepath.Join(dataDir, keyDir))
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	tmp := keyFile + ".tmp"
+	// Whatever holds the name (a crash's leftover, a planted link) goes: the file is always a new one.
+	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(key)
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = root.Rename(tmp, keyFile)
+	}
+	return key, err
+}
