@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 )
@@ -45,34 +43,18 @@ func readExecutorKey(dataDir string) (string, error) {
 
 // executorKey returns the pod's key, making one (128 random bits) where there is none yet.
 func executorKey(dataDir string) (string, error) {
-	key, err := readExecutorKey(dataDir)
-	if err == nil {
+	if key, err := readExecutorKey(dataDir); err == nil {
 		return key, nil
 	}
 	var raw [16]byte
 	_, _ = rand.Read(raw[:])
-	key = hex.EncodeToString(raw[:])
+	key := hex.EncodeToString(raw[:])
 	root, err := openDir(filepath.Join(dataDir, keyDir))
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
-	tmp := keyFile + ".tmp"
-	// Whatever holds the name (a crash's leftover, a planted link) goes: the file is always a new one.
-	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.WriteString(key)
-	if err == nil {
-		err = f.Sync()
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
+	tmp, err := writeTemp(root, keyFile, []byte(key))
 	if err == nil {
 		err = root.Rename(tmp, keyFile)
 	}

@@ -36,6 +36,28 @@ func openRegular(root *os.Root, name string) (*os.File, error) {
 	return f, nil
 }
 
+// writeTemp writes data whole and synced to <name>.tmp in root, for the caller to rename into place.
+// Whatever held that name (a crash's leftover, a planted link) goes: the file is always a new one.
+func writeTemp(root *os.Root, name string, data []byte) (string, error) {
+	tmp := name + ".tmp"
+	_ = root.Remove(tmp)
+	f, err := root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
 // runLogs keeps each run's output in <dir>/<yyyy-MM-dd>/<logId>.log (the day of the trigger's
 // logDateTime, as xxl-job-core files them) for /log; a run still being written is open in open, and
 // an accepted trigger whose run has not started yet is in queued.

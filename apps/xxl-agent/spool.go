@@ -40,23 +40,11 @@ func (s *spool) add(c callbackRequest) error {
 		return err
 	}
 	name := fmt.Sprintf("%020d.json", c.LogID)
-	tmp := name + ".tmp"
-	// Whatever holds the name (a crash's leftover, a planted link) goes: the file is always a new one.
-	_ = s.root.Remove(tmp)
-	f, err := s.root.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	tmp, err := writeTemp(s.root, name, data)
 	if err != nil {
 		return err
 	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.publish(tmp, name)
-	}
-	if err != nil {
+	if err = s.publish(tmp, name); err != nil {
 		_ = s.root.Remove(tmp)
 		return err
 	}
