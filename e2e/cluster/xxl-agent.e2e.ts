@@ -80,7 +80,15 @@ describe('the XXL-JOB agent on the real node', () => {
         kubectl(['exec', '-n', other, 'caller', '--', 'wget', '-q', '-O-', '--header', `XXL-JOB-ACCESS-TOKEN: ${ACCESS_TOKEN}`, '--header', 'Content-Type: application/json', '--post-data', JSON.stringify(body), url]);
       const trigger = { jobId: 77, logId: 7701, logDateTime: Date.now(), glueType: 'GLUE_SHELL', glueSource: 'touch /tmp/taken-over', glueUpdatetime: 1, executorBlockStrategy: 'SERIAL_EXECUTION', executorTimeout: 0, broadcastIndex: 0, broadcastTotal: 1 };
       const ip = podIp(ns, 'worker');
+      const refusedCalls = () => {
+        const metrics = kubectl(['exec', '-n', other, 'caller', '--', 'wget', '-q', '-O-', `http://${ip}:9999/metrics`]);
+        const count = /^xxl_agent_refused_calls_total\{reason="address"\} (\d+)$/m.exec(metrics)?.[1];
+        if (count === undefined) throw new Error(`no refused-calls count in the agent's metrics:\n${metrics}`);
+        return Number(count);
+      };
+      const before = refusedCalls();
       for (const path of ['/run', `/${'0'.repeat(32)}/run`]) expect(post(`http://${ip}:9999${path}`, trigger)).toContain(`uri-mapping(${path}) not found`);
+      expect(refusedCalls()).toBe(before + 2);
       // The control: the same pod, token and network path, at the address the agent registered.
       expect(JSON.parse(post(`${agentAddress(ns, 'worker')}/beat`, {}))).toMatchObject({ code: 200 });
       expect(kubectl(['exec', '-n', ns, 'worker', '-c', 'app', '--', 'sh', '-c', 'ls /tmp/taken-over 2>&1 || true'])).toContain('No such file');
