@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 )
@@ -26,6 +27,30 @@ func readExecutorKey(dataDir string) (string, error) {
 		return "", err
 	}
 	defer root.Close()
+	return readKey(root)
+}
+
+// executorKey returns the pod's key, making one (128 random bits) where there is none yet.
+func executorKey(dataDir string) (string, error) {
+	root, err := openDir(filepath.Join(dataDir, keyDir))
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if key, err := readKey(root); err == nil {
+		return key, nil
+	}
+	var raw [16]byte
+	_, _ = rand.Read(raw[:])
+	key := hex.EncodeToString(raw[:])
+	tmp, err := writeTemp(root, keyFile, []byte(key))
+	if err == nil {
+		err = root.Rename(tmp, keyFile)
+	}
+	return key, err
+}
+
+func readKey(root *os.Root) (string, error) {
 	f, err := openRegular(root, keyFile)
 	if err != nil {
 		return "", err
@@ -39,24 +64,4 @@ func readExecutorKey(dataDir string) (string, error) {
 		return "", errors.New("the executor key file holds no key")
 	}
 	return string(data), nil
-}
-
-// executorKey returns the pod's key, making one (128 random bits) where there is none yet.
-func executorKey(dataDir string) (string, error) {
-	if key, err := readExecutorKey(dataDir); err == nil {
-		return key, nil
-	}
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	key := hex.EncodeToString(raw[:])
-	root, err := openDir(filepath.Join(dataDir, keyDir))
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	tmp, err := writeTemp(root, keyFile, []byte(key))
-	if err == nil {
-		err = root.Rename(tmp, keyFile)
-	}
-	return key, err
 }

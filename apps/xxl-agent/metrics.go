@@ -18,12 +18,20 @@ type metrics struct {
 	count      int
 	pending    int
 	registered int
-	refused    map[string]int
+	refused    [2]int // by refusedCall
 }
+
+// refusedCall is why a call was refused: for its token, or for an address the agent did not register.
+type refusedCall int
+
+const (
+	refusedToken refusedCall = iota
+	refusedAddress
+)
 
 func newMetrics() *metrics {
 	b := []float64{0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600}
-	return &metrics{runs: map[string]int{}, refused: map[string]int{"token": 0, "address": 0}, buckets: b, counts: make([]int, len(b))}
+	return &metrics{runs: map[string]int{}, buckets: b, counts: make([]int, len(b))}
 }
 
 // run counts a result; a run that never ran (discarded) has no duration.
@@ -44,8 +52,7 @@ func (m *metrics) run(result string, took time.Duration) {
 	m.count++
 }
 
-// refuse counts a call refused for its token or for an address the agent did not register.
-func (m *metrics) refuse(reason string) { m.mu.Lock(); m.refused[reason]++; m.mu.Unlock() }
+func (m *metrics) refuse(why refusedCall) { m.mu.Lock(); m.refused[why]++; m.mu.Unlock() }
 
 func (m *metrics) setPending(n int) { m.mu.Lock(); m.pending = n; m.mu.Unlock() }
 
@@ -79,7 +86,7 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintf(w, "xxl_agent_admins_registered %d\n", m.registered)
 	fmt.Fprintln(w, "# HELP xxl_agent_refused_calls_total Calls refused, by reason: a wrong or missing token, or an address the agent did not register (someone holding the token probing the pod network).")
 	fmt.Fprintln(w, "# TYPE xxl_agent_refused_calls_total counter")
-	fmt.Fprintf(w, "xxl_agent_refused_calls_total{reason=\"address\"} %d\nxxl_agent_refused_calls_total{reason=\"token\"} %d\n", m.refused["address"], m.refused["token"])
+	fmt.Fprintf(w, "xxl_agent_refused_calls_total{reason=\"address\"} %d\nxxl_agent_refused_calls_total{reason=\"token\"} %d\n", m.refused[refusedAddress], m.refused[refusedToken])
 	fmt.Fprintln(w, "# HELP xxl_agent_build_info Always 1; its version label is the build this agent runs.")
 	fmt.Fprintln(w, "# TYPE xxl_agent_build_info gauge")
 	fmt.Fprintf(w, "xxl_agent_build_info{version=%q} 1\n", version)

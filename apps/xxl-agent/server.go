@@ -84,7 +84,7 @@ func (s *server) underKey(calls http.Handler) http.Handler {
 			return
 		}
 		s.log.Warn("refused a call outside the executor address registered with the admins", "remote", r.RemoteAddr)
-		s.metrics.refuse("address")
+		s.metrics.refuse(refusedAddress)
 		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
 		_ = json.NewEncoder(w).Encode(fail("invalid request, uri-mapping(" + r.URL.Path + ") not found."))
 	})
@@ -101,7 +101,7 @@ func (s *server) admin(call func([]byte) response) http.HandlerFunc {
 			res = fail("invalid request, HttpMethod not support.")
 		case s.token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get(tokenHeader)), []byte(s.token)) != 1:
 			s.log.Warn("refused a call with a wrong or missing access token", "path", r.URL.Path, "remote", r.RemoteAddr)
-			s.metrics.refuse("token")
+			s.metrics.refuse(refusedToken)
 			res = fail("The access token is wrong.")
 		case err != nil:
 			res = fail("invalid request body: " + err.Error())

@@ -232,8 +232,9 @@ describe('the exec guard on the real node: an agent pointed at another pod runs 
       }
       const script = 'echo "reached $(hostname)" > /tmp/reached; echo "reached $(hostname)"';
 
-      const refusedRun = await triggerShellJob(agentAddress(ns, 'rogue', 'runner'), ACCESS_TOKEN, script);
-      const refused = await awaitRunLog(agentAddress(ns, 'rogue', 'runner'), ACCESS_TOKEN, refusedRun);
+      const rogueAddress = agentAddress(ns, 'rogue', 'runner');
+      const refusedRun = await triggerShellJob(rogueAddress, ACCESS_TOKEN, script);
+      const refused = await awaitRunLog(rogueAddress, ACCESS_TOKEN, refusedRun);
       expect(refused).toContain(`outrigger exec guard: system:serviceaccount:${ns}:default holds an agent role through ClusterRoleBinding xxl-agent-exec.${ns}, which reaches only pods of its own namespace ${ns}; exec into ${other}/victim is refused`);
       expect(refused).not.toContain('reached victim');
       expect(await callbackOf(refusedRun)).toMatchObject({ handleCode: 500 });
