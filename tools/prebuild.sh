@@ -15,6 +15,7 @@ builds=(
   'tools/kube/build.sh kubelet kube-scheduler kube-controller-manager kube-proxy' # libs/control-plane's NODE_BINARIES
   tools/cluster/containerd/build.sh
   tools/cluster/coredns/build.sh
+  tools/cluster/network-policies/build.sh
   tools/registry/build.sh
   tools/images/build.sh
   deploy/tests/jetstack/build.sh

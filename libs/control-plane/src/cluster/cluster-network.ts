@@ -22,6 +22,8 @@ export const CLUSTER_NETWORK = {
   nodeName: 'outrigger-node',
   /** Our own iptables chain in the mangle table (it runs before kube-proxy's filter rules). */
   isolationChain: 'OUTRIGGER-PODS',
+  /** The nfqueue that carries new pod connections to the NetworkPolicy engine for its verdict. */
+  policyQueue: 100,
   /** kubelet's cgroupRoot: every pod's cgroup lives below it, in every hierarchy. */
   cgroupRoot: 'outrigger',
 } as const;

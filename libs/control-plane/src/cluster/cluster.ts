@@ -10,7 +10,7 @@ import { freePort } from '../ports.js';
 import { CLUSTER_NETWORK as NET } from './cluster-network.js';
 import { host, hostAsync, tryHost } from './host-command.js';
 import { cgroupDirs, clusterProcesses, createCgroupRoot, killClusterProcesses, mountsUnder, removeCgroups, unmountUnder, vethInterfaces } from './host-cleanup.js';
-import { hostNetworkLeftovers, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
+import { hostNetworkLeftovers, policyQueueBound, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
 import { localRegistry, REGISTRY_ENV, registryConfig, writeRegistryHosts, type LocalRegistry } from './local-registry.js';
 import { cniConfig, containerdConfig, corefile, kubeletConfig, kubeProxyConfig } from './node-config.js';
 
@@ -63,6 +63,7 @@ export interface ClusterParts {
   readonly binDir: string;
   readonly containerdDir: string;
   readonly corednsDir: string;
+  readonly networkPoliciesDir: string;
   readonly registryDir: string;
   readonly htpasswdDir: string;
   readonly images: readonly LocalImage[];
@@ -79,11 +80,12 @@ export async function prepareCluster(options: Pick<ClusterOptions, 'log' | 'imag
   const binDir = await resolveBinaries(log, [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES]);
   const containerdDir = await resolveToolDir('OUTRIGGER_CONTAINERD_BIN', 'tools/cluster/containerd/build.sh', ['containerd', 'containerd-shim-runc-v2', 'ctr'], log);
   const corednsDir = await resolveToolDir('OUTRIGGER_COREDNS_BIN', 'tools/cluster/coredns/build.sh', ['coredns'], log);
+  const networkPoliciesDir = await resolveToolDir('OUTRIGGER_NETWORK_POLICIES_BIN', 'tools/cluster/network-policies/build.sh', ['network-policies'], log);
   const registryDir = await resolveToolDir('OUTRIGGER_REGISTRY_BIN', 'tools/registry/build.sh', ['registry'], log);
   const htpasswdDir = await runBuildScript('tools/registry/build.sh', ['htpasswd'], log);
   if (!options.images) log('building images (reused when their inputs are unchanged)');
   const images = options.images ?? parseImages(await runScript('tools/images/build.sh', [], log));
-  return { binDir, containerdDir, corednsDir, registryDir, htpasswdDir, images };
+  return { binDir, containerdDir, corednsDir, networkPoliciesDir, registryDir, htpasswdDir, images };
 }
 
 export function clusterDir(options: ClusterOptions = {}): string {
@@ -92,7 +94,7 @@ export function clusterDir(options: ClusterOptions = {}): string {
 
 /**
  * A single-node Kubernetes cluster on this host: etcd, kube-apiserver, controller-manager,
- * scheduler, containerd, kubelet, kube-proxy and CoreDNS, with the repository's images loaded.
+ * scheduler, containerd, kubelet, kube-proxy, CoreDNS and a NetworkPolicy enforcer, with the repository's images loaded.
  * Needs root. Leftovers of an earlier run that died are removed first.
  */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -100,18 +102,21 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const dir = clusterDir(options);
   checkHost(dir);
 
-  const { binDir, containerdDir, corednsDir, registryDir, htpasswdDir, images } = await prepareCluster({ log, ...(options.images ? { images: options.images } : {}) });
+  const { binDir, containerdDir, corednsDir, networkPoliciesDir, registryDir, htpasswdDir, images } = await prepareCluster({ log, ...(options.images ? { images: options.images } : {}) });
 
   await claim(dir, binDir, log);
   mkdirSync(dir, { recursive: true });
   const started: ManagedProcess[] = [];
   let controlPlane: ControlPlane | undefined;
   const stop = async () => {
+    // A component that died while the cluster ran makes every later result suspect: say so, with its last words.
+    const died = started.filter((p) => !p.running).map((p) => `${p.name} exited while the cluster ran:\n${p.logTail()}`);
     for (const p of started.reverse()) p.killNow();
     await controlPlane?.stop();
     await tearDownCluster(dir, binDir);
     const left = clusterLeftovers(dir);
     if (left.length > 0) throw new Error(`the cluster left things behind: ${left.join('; ')}`);
+    if (died.length > 0) throw new Error(died.join('\n'));
   };
 
   try {
@@ -163,7 +168,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await until('containerd', containerd, () => ctr(['version']));
     for (const image of images) ctr(['images', 'import', '--local', image.archive]);
 
-    log('starting the controller-manager, scheduler, kubelet, kube-proxy and CoreDNS');
+    log('starting the controller-manager, scheduler, kubelet, kube-proxy, CoreDNS and the NetworkPolicy enforcer');
     const controllerManager = run('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
       `--kubeconfig=${kubeconfig('controller-manager', certs.controllerManager, 'system:kube-controller-manager')}`,
       '--bind-address=127.0.0.1',
@@ -204,6 +209,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ]);
     const [dnsHealth, dnsReady] = [await freePort(), await freePort()];
     const coredns = run('coredns', join(corednsDir, 'coredns'), ['-conf', file('Corefile', corefile(cp.kubeconfigPath, dnsHealth, dnsReady))]);
+    // Before any pod starts: a NetworkPolicy the install applies is enforced from its first packet.
+    const networkPolicies = run('network-policies', join(networkPoliciesDir, 'network-policies'), ['--kubeconfig', cp.kubeconfigPath, '--node-name', NET.nodeName, '--nfqueue-id', String(NET.policyQueue)]);
 
     const kubectlArgs = (args: readonly string[]) => ['--kubeconfig', cp.kubeconfigPath, ...args];
     const kubectl = (args: readonly string[], input?: string) => host(join(binDir, 'kubectl'), kubectlArgs(args), input);
@@ -214,6 +221,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     });
     await until('kube-controller-manager', controllerManager, () => kubectl(['get', 'serviceaccount', 'default', '-n', 'default']));
     await until('coredns', coredns, () => host('curl', ['-sf', `http://127.0.0.1:${dnsReady}/ready`]));
+    await until('network-policies', networkPolicies, () => {
+      if (!policyQueueBound()) throw new Error(`nfqueue ${NET.policyQueue} has no listener yet`);
+    });
     log(`node ${NET.nodeName} is Ready; Kubernetes ${cp.version} at ${cp.server}`);
     const ctrCommand = [join(containerdDir, 'ctr'), '--address', containerdSocket, '--namespace', 'k8s.io'];
     return { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, dir, binDir, ca: certs.ca, images, registry, ctr: ctrCommand, kubectl, kubectlAsync, stop };

@@ -4,6 +4,7 @@ import { host, tryHost } from './host-command.js';
 
 const FORWARD_CHAIN = `${NET.isolationChain}-FORWARD`;
 const INPUT_CHAIN = `${NET.isolationChain}-INPUT`;
+const POLICY_CHAIN = `${NET.isolationChain}-POLICY`;
 const HOST_ADDRESS = `${NET.hostAddress}/32`;
 
 /** Kernel settings a node needs; their previous values are saved and restored at teardown. */
@@ -17,6 +18,7 @@ const SYSCTLS: Record<string, string> = {
 const JUMPS: readonly (readonly string[])[] = [
   ['FORWARD', '-j', FORWARD_CHAIN],
   ['INPUT', '-s', NET.podCidr, '-j', INPUT_CHAIN],
+  ['POSTROUTING', '-j', POLICY_CHAIN],
 ];
 
 /**
@@ -35,6 +37,16 @@ const RULES: Record<string, readonly (readonly string[])[]> = {
     ['-d', NET.hostAddress, '-p', 'udp', '--dport', '53', '-j', 'RETURN'],
     ['-d', NET.hostAddress, '-p', 'tcp', '--dport', '53', '-j', 'RETURN'],
     ['-j', 'DROP'],
+  ],
+  // NetworkPolicy: every new connection to or from a pod waits for the engine's verdict (dropped while
+  // none listens), as kube-network-policies' own nftables rules would send it; this kernel has no
+  // nftables queue expression, so iptables' NFQUEUE carries it. Root on the node (the API server,
+  // kubelet's probes) passes, as upstream lets it.
+  [POLICY_CHAIN]: [
+    ['-m', 'owner', '--uid-owner', '0', '-j', 'RETURN'],
+    ['-m', 'conntrack', '--ctstate', 'ESTABLISHED,RELATED', '-j', 'RETURN'],
+    ['-s', NET.podCidr, '-j', 'NFQUEUE', '--queue-num', String(NET.policyQueue)],
+    ['-d', NET.podCidr, '-j', 'NFQUEUE', '--queue-num', String(NET.policyQueue)],
   ],
 };
 
@@ -92,6 +104,14 @@ const TABLES = ['mangle', 'filter', 'nat'] as const;
 export function ruleWords(rule: string): string[] {
   return [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
 }
+
+/** Whether a process listens on the NetworkPolicy engine's nfqueue. */
+export function policyQueueBound(): boolean {
+  const queues = existsSync(QUEUES) ? readFileSync(QUEUES, 'utf8') : '';
+  return queues.split('\n').some((line) => line.trim().split(/\s+/)[0] === String(NET.policyQueue));
+}
+
+const QUEUES = '/proc/net/netfilter/nfnetlink_queue';
 
 /** What of the host network setup is still there (empty after a clean teardown). */
 export function hostNetworkLeftovers(): string[] {
