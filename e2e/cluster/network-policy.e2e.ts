@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { repoRoot } from '@outrigger/control-plane';
-import { createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE } from './support.ts';
+import { adminStandInAddress, adminStandInObjects, repoRoot } from '@outrigger/control-plane';
+import { ACCESS_TOKEN, createNamespace, eventually, kubectl, OUTRIGGER_NAMESPACE } from './support.ts';
 
 // deploy/components/network-policy as deploy/overlays/local installs it, enforced on the node by the
 // cluster's NetworkPolicy engine (kube-network-policies): each route is tried from a tenant's pod.
@@ -68,10 +68,6 @@ describe("the agent-port policy for a team's namespace", () => {
   let rogue: string;
   let worker: string;
   const connects = (ns: string, port: number) => kubectl(['exec', '-n', ns, 'caller', '--', 'sh', '-c', `nc -w 3 ${worker} ${port} </dev/null && echo connected`]);
-  const caller = (ns: string) => {
-    kubectl(['run', 'caller', '-n', ns, '--image=localhost/busybox:local', '--image-pull-policy=Never', '--restart=Never', '--command', '--', 'sleep', '3600']);
-    kubectl(['wait', '--for=condition=Ready', 'pod/caller', '-n', ns, '--timeout=120s']);
-  };
 
   beforeAll(() => {
     team = createNamespace('netpol-team');
@@ -80,8 +76,8 @@ describe("the agent-port policy for a team's namespace", () => {
     const annotations = { 'xxl-agent/enable': 'true', 'xxl-agent/job-addr': 'http://admin:8080', 'xxl-agent/target-container': 'app', 'xxl-agent/job-name': 'netpol' };
     const app = { name: 'app', image: 'localhost/busybox:local', imagePullPolicy: 'Never', command: ['httpd', '-f', '-p', String(BUSINESS_PORT)] };
     kubectl(['create', '-n', team, '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'worker', annotations }, spec: { terminationGracePeriodSeconds: 1, containers: [app] } }));
-    caller(admin);
-    caller(rogue);
+    startCaller(admin);
+    startCaller(rogue);
     // Running is enough: the agent listens before it is ready (ready needs the admin this test has none of).
     kubectl(['wait', '--for=jsonpath={.status.podIP}', 'pod/worker', '-n', team, '--timeout=120s']);
     worker = kubectl(['get', 'pod', 'worker', '-n', team, '-o', 'jsonpath={.status.podIP}']);
@@ -112,6 +108,56 @@ describe("the agent-port policy for a team's namespace", () => {
     expect(connects(admin, BUSINESS_PORT)).toContain('connected');
   });
 });
+
+// docs/examples/xxl-job-admin-network-policy.yaml, as the README tells an admin to apply it: with one
+// token for every executor, another tenant could register under a team's app name; the policy keeps
+// that tenant's pods from reaching the admin, while the boundary's own pods still register.
+describe('the xxl-job-admin policy for one trust boundary', () => {
+  const example = parse(readFileSync(join(repoRoot(), 'docs', 'examples', 'xxl-job-admin-network-policy.yaml'), 'utf8')) as NetworkPolicy;
+  let team: string;
+  let rogue: string;
+  /** A registration under the team's app name, with the token every labelled namespace holds, from the pod `caller` of `ns`. */
+  const register = (ns: string) => {
+    const admin = new URL(adminStandInAddress(team));
+    const body = JSON.stringify({ registryGroup: 'EXECUTOR', registryKey: 'team-app', registryValue: `http://${ns}.invalid:9999/` });
+    const request = [`POST ${admin.pathname}/api/registry HTTP/1.0`, `XXL-JOB-ACCESS-TOKEN: ${ACCESS_TOKEN}`, 'Content-Type: application/json', `Content-Length: ${body.length}`, '', body].join('\r\n');
+    return kubectl(['exec', '-n', ns, 'caller', '--', 'sh', '-c', 'printf "%s" "$1" | nc -w 3 "$2" "$3"', 'sh', request, admin.hostname, admin.port]);
+  };
+
+  beforeAll(() => {
+    team = createNamespace('netpol-boundary');
+    rogue = createNamespace('netpol-hijack');
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: adminStandInObjects(team) }));
+    for (const ns of [team, rogue]) startCaller(ns);
+    kubectl(['rollout', 'status', '-n', team, 'deployment/xxl-job-admin', '--timeout=180s']);
+  });
+
+  afterAll(() => {
+    for (const ns of [team, rogue]) kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  it("before it, another tenant's pod registers under the team's app name (the control)", async () => {
+    expect(await eventually(() => register(rogue), 'the admin answering', 60_000)).toContain('"code":200');
+  });
+
+  it("once applied, that pod no longer reaches the admin, and the boundary's own pods still register", async () => {
+    const boundary = `boundary-${team}`;
+    const policy = structuredClone(example);
+    const selector = policy.spec.ingress[0]?.from?.[0]?.namespaceSelector?.matchLabels;
+    expect(selector).toEqual({ 'xxl-job-admin': 'team-a' });
+    if (selector) selector['xxl-job-admin'] = boundary;
+    kubectl(['label', 'namespace', team, `xxl-job-admin=${boundary}`]);
+    kubectl(['apply', '-n', team, '-f', '-'], JSON.stringify(policy));
+    await eventually(() => expect(() => register(rogue)).toThrow(REFUSED), 'the admin refused to the other tenant', 20_000);
+    expect(register(team)).toContain('"code":200');
+  });
+});
+
+/** A busybox pod `caller` in `ns`, ready. */
+function startCaller(ns: string): void {
+  kubectl(['run', 'caller', '-n', ns, '--image=localhost/busybox:local', '--image-pull-policy=Never', '--restart=Never', '--command', '--', 'sleep', '3600']);
+  kubectl(['wait', '--for=condition=Ready', 'pod/caller', '-n', ns, '--timeout=120s']);
+}
 
 interface NetworkPolicy {
   readonly spec: {

@@ -54,7 +54,7 @@ export interface Cluster {
 const YEAR_MS = 365 * 86_400_000;
 const DEFAULT_DIR = '/var/lib/outrigger-cluster';
 /** Paths outside the cluster's directory that containerd, CNI or kubelet create when missing. */
-const HOST_PATHS = ['/run/containerd', '/var/lib/cni', '/var/log/containers', '/etc/cni'];
+const HOST_PATHS = ['/run/containerd', '/run/nri', '/var/lib/cni', '/var/log/containers', '/etc/cni'];
 
 const stderrLog = (line: string): void => void process.stderr.write(`[cluster] ${line}\n`);
 
