@@ -14,15 +14,14 @@ const REFUSED = /timed out/i;
 
 describe('the install namespace takes ingress only where its network policies say', () => {
   let ns: string;
-  const inPod = (script: string) => kubectl(['exec', '-n', ns, 'probe', '--', 'sh', '-c', script]);
+  const inPod = (script: string) => kubectl(['exec', '-n', ns, 'caller', '--', 'sh', '-c', script]);
   const podIps = (app: string) => kubectl(['get', 'pods', '-n', OUTRIGGER_NAMESPACE, '-l', `app.kubernetes.io/name=${app}`, '-o', 'jsonpath={.items[*].status.podIP}']).split(' ').filter(Boolean);
   // nc, not busybox wget: its wget crashes (SIGSEGV) on the metrics answer.
   const metrics = (ip: string) => inPod(`printf 'GET /metrics HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${ip} 8080`);
 
   beforeAll(() => {
     ns = createNamespace('netpol', false);
-    kubectl(['run', 'probe', '-n', ns, '--image=localhost/busybox:local', '--image-pull-policy=Never', '--restart=Never', '--command', '--', 'sleep', '3600']);
-    kubectl(['wait', '--for=condition=Ready', 'pod/probe', '-n', ns, '--timeout=120s']);
+    startCaller(ns);
   });
 
   afterAll(() => {
@@ -32,7 +31,7 @@ describe('the install namespace takes ingress only where its network policies sa
   it("the injector's webhook port answers a pod of any namespace", () => {
     const ips = podIps('outrigger-injector');
     expect(ips.length).toBeGreaterThan(0);
-    for (const ip of ips) expect(inPod(`nc -w 3 ${ip} 8443 </dev/null && echo connected`)).toContain('connected');
+    for (const ip of ips) expect(connects(ns, ip, 8443)).toContain('connected');
   });
 
   it("the controllers' metrics do not answer a namespace not labelled for monitoring", () => {
@@ -59,15 +58,14 @@ describe('the install namespace takes ingress only where its network policies sa
 // tenant's pod no longer reaches the agent's port, while the business container's ports and the
 // admin's namespace still do.
 describe("the agent-port policy for a team's namespace", () => {
-  const example = parse(readFileSync(join(repoRoot(), 'docs', 'examples', 'xxl-agent-network-policy.yaml'), 'utf8')) as NetworkPolicy;
-  const profile = parse(readFileSync(join(repoRoot(), 'deploy', 'base', 'profiles', 'xxl-job.yaml'), 'utf8')) as { spec: { container: { ports: { containerPort: number }[] } } };
+  const example = readYaml<NetworkPolicy>('docs', 'examples', 'xxl-agent-network-policy.yaml');
+  const profile = readYaml<{ spec: { container: { ports: { containerPort: number }[] } } }>('deploy', 'base', 'profiles', 'xxl-job.yaml');
   const agentPort = profile.spec.container.ports[0]?.containerPort ?? 0;
   const BUSINESS_PORT = 8080;
   let team: string;
   let admin: string;
   let rogue: string;
   let worker: string;
-  const connects = (ns: string, port: number) => kubectl(['exec', '-n', ns, 'caller', '--', 'sh', '-c', `nc -w 3 ${worker} ${port} </dev/null && echo connected`]);
 
   beforeAll(() => {
     team = createNamespace('netpol-team');
@@ -93,7 +91,7 @@ describe("the agent-port policy for a team's namespace", () => {
   });
 
   it("before it, another tenant's pod reaches the agent's port (the control)", async () => {
-    expect(await eventually(() => connects(rogue, agentPort), 'the agent listening', 60_000)).toContain('connected');
+    expect(await eventually(() => connects(rogue, worker, agentPort), 'the agent listening', 60_000)).toContain('connected');
   });
 
   it("once applied, that pod reaches the business container's port but not the agent's; the admin's namespace reaches both", async () => {
@@ -102,10 +100,10 @@ describe("the agent-port policy for a team's namespace", () => {
     expect(adminRule).toEqual({ 'kubernetes.io/metadata.name': 'xxl-job-admin' });
     if (adminRule) adminRule['kubernetes.io/metadata.name'] = admin;
     kubectl(['apply', '-n', team, '-f', '-'], JSON.stringify(policy));
-    await eventually(() => expect(() => connects(rogue, agentPort)).toThrow(REFUSED), "the agent's port refused", 20_000);
-    expect(connects(rogue, BUSINESS_PORT)).toContain('connected');
-    expect(connects(admin, agentPort)).toContain('connected');
-    expect(connects(admin, BUSINESS_PORT)).toContain('connected');
+    await eventually(() => expect(() => connects(rogue, worker, agentPort)).toThrow(REFUSED), "the agent's port refused", 20_000);
+    expect(connects(rogue, worker, BUSINESS_PORT)).toContain('connected');
+    expect(connects(admin, worker, agentPort)).toContain('connected');
+    expect(connects(admin, worker, BUSINESS_PORT)).toContain('connected');
   });
 });
 
@@ -113,7 +111,7 @@ describe("the agent-port policy for a team's namespace", () => {
 // token for every executor, another tenant could register under a team's app name; the policy keeps
 // that tenant's pods from reaching the admin, while the boundary's own pods still register.
 describe('the xxl-job-admin policy for one trust boundary', () => {
-  const example = parse(readFileSync(join(repoRoot(), 'docs', 'examples', 'xxl-job-admin-network-policy.yaml'), 'utf8')) as NetworkPolicy;
+  const example = readYaml<NetworkPolicy>('docs', 'examples', 'xxl-job-admin-network-policy.yaml');
   let team: string;
   let rogue: string;
   /** A registration under the team's app name, with the token every labelled namespace holds, from the pod `caller` of `ns`. */
@@ -152,6 +150,15 @@ describe('the xxl-job-admin policy for one trust boundary', () => {
     expect(register(team)).toContain('"code":200');
   });
 });
+
+/** A TCP connection from the pod `caller` of `ns`: 'connected', or a throw naming how it failed. */
+function connects(ns: string, ip: string, port: number): string {
+  return kubectl(['exec', '-n', ns, 'caller', '--', 'sh', '-c', `nc -w 3 ${ip} ${port} </dev/null && echo connected`]);
+}
+
+function readYaml<T>(...path: string[]): T {
+  return parse(readFileSync(join(repoRoot(), ...path), 'utf8')) as T;
+}
 
 /** A busybox pod `caller` in `ns`, ready. */
 function startCaller(ns: string): void {
