@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterDir, clusterLeftovers, repoRoot } from '@outrigger/control-plane';
+import { clusterDir, clusterLeftovers, clusterReapers, repoRoot } from '@outrigger/control-plane';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // `npm run cluster` as a user runs it, stopped every way it can stop: nothing of it may stay on the host.
@@ -90,13 +90,33 @@ describe('the local cluster leaves nothing behind', () => {
     expect(clusterLeftovers(dir)).toEqual([]);
   });
 
-  it('after its owner is killed with SIGKILL: --teardown removes what it left', async () => {
+  it('after its owner is killed with SIGKILL: its reaper removes everything, unasked', async () => {
     const run = startClusterCommand();
     await untilReady(run);
+    expect(clusterReapers()).toHaveLength(1);
     run.child.kill('SIGKILL');
     await run.exited;
+    await until(() => clusterLeftovers(dir).length === 0 && !existsSync(`${dir}.pid`) && clusterReapers().length === 0, 'the reaper to remove the cluster');
+    expect(run.output()).toContain('nothing of the cluster is left');
+  });
+
+  it('after its owner and its reaper are both killed: --teardown removes what they left', async () => {
+    const run = startClusterCommand();
+    await untilReady(run);
+    for (const reaper of clusterReapers()) process.kill(reaper, 'SIGKILL');
+    run.child.kill('SIGKILL');
+    await run.exited;
+    expect(clusterLeftovers(dir).length).toBeGreaterThan(0);
     const teardown = spawn(process.execPath, ['--import', 'tsx', '--conditions', 'development', CLUSTER_TS, '--teardown'], { cwd: repoRoot(), stdio: 'inherit' });
     expect(await new Promise((done) => teardown.once('exit', done))).toBe(0);
     expect(clusterLeftovers(dir)).toEqual([]);
   });
 });
+
+async function until(condition: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}; left: ${clusterLeftovers(clusterDir()).join('; ')}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

@@ -9,6 +9,7 @@ import { ManagedProcess, processAlive } from '../managed-process.js';
 import { freePort } from '../ports.js';
 import { CLUSTER_NETWORK as NET } from './cluster-network.js';
 import { host, hostAsync, tryHost } from './host-command.js';
+import { clusterReapers, startReaper } from './cluster-reaper.js';
 import { cgroupDirs, clusterProcesses, createCgroupRoot, killClusterProcesses, mountsUnder, removeCgroups, unmountUnder, vethInterfaces } from './host-cleanup.js';
 import { hostNetworkLeftovers, policyQueueBound, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
 import { localRegistry, REGISTRY_ENV, registryConfig, writeRegistryHosts, type LocalRegistry } from './local-registry.js';
@@ -105,6 +106,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const { binDir, containerdDir, corednsDir, networkPoliciesDir, registryDir, htpasswdDir, images } = await prepareCluster({ log, ...(options.images ? { images: options.images } : {}) });
 
   await claim(dir, binDir, log);
+  startReaper({ owner: process.pid, dir, binDir });
   mkdirSync(dir, { recursive: true });
   const started: ManagedProcess[] = [];
   let controlPlane: ControlPlane | undefined;
@@ -306,7 +308,12 @@ export function clusterLeftovers(dir: string): string[] {
 /** One cluster per host (fixed addresses): refuse if one runs, clean up after one that died. */
 async function claim(dir: string, binDir: string, log: (line: string) => void): Promise<void> {
   const pidFile = `${dir}.pid`;
-  const owner = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
+  let owner = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
+  if (owner && clusterReapers().includes(owner)) {
+    log(`waiting for pid ${owner} to remove a cluster whose owner died`);
+    await waitForExit(owner, 120_000);
+    owner = 0;
+  }
   if (owner && owner !== process.pid && processAlive(owner)) {
     throw new Error(`a local cluster is already running (pid ${owner}, ${dir}); stop it first (Ctrl-C in its terminal, or kill ${owner})`);
   }
@@ -316,6 +323,14 @@ async function claim(dir: string, binDir: string, log: (line: string) => void): 
     await tearDownCluster(dir, binDir);
   }
   writeFileSync(pidFile, String(process.pid));
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} is still removing an earlier cluster after ${timeoutMs / 1000}s; see its messages, or kill it and run npm run cluster -- --teardown`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 function checkHost(dir: string): void {
