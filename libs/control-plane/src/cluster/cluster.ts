@@ -9,7 +9,7 @@ import { ManagedProcess, processAlive } from '../managed-process.js';
 import { freePort } from '../ports.js';
 import { CLUSTER_NETWORK as NET } from './cluster-network.js';
 import { host, hostAsync, tryHost } from './host-command.js';
-import { clusterReapers, startReaper } from './cluster-reaper.js';
+import { clusterReapers, pidFileOwner, startReaper } from './cluster-reaper.js';
 import { cgroupDirs, clusterProcesses, createCgroupRoot, killClusterProcesses, mountsUnder, removeCgroups, unmountUnder, vethInterfaces } from './host-cleanup.js';
 import { hostNetworkLeftovers, policyQueueBound, setUpHostNetwork, tearDownHostNetwork } from './host-network.js';
 import { localRegistry, REGISTRY_ENV, registryConfig, writeRegistryHosts, type LocalRegistry } from './local-registry.js';
@@ -307,12 +307,11 @@ export function clusterLeftovers(dir: string): string[] {
 
 /** One cluster per host (fixed addresses): refuse if one runs, clean up after one that died. */
 async function claim(dir: string, binDir: string, log: (line: string) => void): Promise<void> {
-  const pidFile = `${dir}.pid`;
-  let owner = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0;
+  let owner = pidFileOwner(dir);
   if (owner && clusterReapers().includes(owner)) {
     log(`waiting for pid ${owner} to remove a cluster whose owner died`);
     await waitForExit(owner, 120_000);
-    owner = 0;
+    owner = undefined;
   }
   if (owner && owner !== process.pid && processAlive(owner)) {
     throw new Error(`a local cluster is already running (pid ${owner}, ${dir}); stop it first (Ctrl-C in its terminal, or kill ${owner})`);
@@ -322,7 +321,7 @@ async function claim(dir: string, binDir: string, log: (line: string) => void): 
     log(`removing what an earlier cluster left behind: ${left.join('; ')}`);
     await tearDownCluster(dir, binDir);
   }
-  writeFileSync(pidFile, String(process.pid));
+  writeFileSync(`${dir}.pid`, String(process.pid));
 }
 
 async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
