@@ -10,12 +10,12 @@ export const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
  */
 export function stopOnSignals(cluster: Cluster): (code: number) => Promise<void> {
   let stopping = false;
-  const stop = async (code: number) => {
+  const stop = async (code: number, signal?: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     console.log('\nstopping the cluster and removing everything it created');
     try {
-      await cluster.stop();
+      await cluster.stop(signal);
       console.log('stopped; nothing left behind');
     } catch (error) {
       console.error((error as Error).message);
@@ -26,7 +26,7 @@ export function stopOnSignals(cluster: Cluster): (code: number) => Promise<void>
   for (const signal of STOP_SIGNALS) {
     process.on(signal, () => {
       if (signal === 'SIGHUP') outliveTerminal();
-      void stop(0);
+      void stop(0, signal);
     });
   }
   return stop;

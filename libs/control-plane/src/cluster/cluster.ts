@@ -48,8 +48,13 @@ export interface Cluster {
   kubectl(args: readonly string[], input?: string): string;
   /** kubectl without blocking the event loop (long waits, so signals are still handled). */
   kubectlAsync(args: readonly string[]): Promise<string>;
-  /** Stops every process and removes everything the cluster created; throws if anything is left. */
-  stop(): Promise<void>;
+  /**
+   * Stops every process and removes everything the cluster created; throws if anything is left, or
+   * if a component had exited while the cluster ran. `signal`: the signal that ends the cluster's
+   * owner when it reached the components too (a terminal's Ctrl-C or hangup goes to the whole
+   * process group): their exits are then its doing, not news.
+   */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 const YEAR_MS = 365 * 86_400_000;
@@ -110,9 +115,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   mkdirSync(dir, { recursive: true });
   const started: ManagedProcess[] = [];
   let controlPlane: ControlPlane | undefined;
-  const stop = async () => {
+  const stop = async (signal?: NodeJS.Signals) => {
     // A component that died while the cluster ran makes every later result suspect: say so, with its last words.
-    const died = started.filter((p) => !p.running).map((p) => `${p.name} exited while the cluster ran:\n${p.logTail()}`);
+    const died = signal ? [] : started.filter((p) => !p.running).map((p) => `${p.name} exited while the cluster ran:\n${p.logTail()}`);
     for (const p of started.reverse()) p.killNow();
     await controlPlane?.stop();
     await tearDownCluster(dir, binDir);
