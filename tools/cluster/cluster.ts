@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clusterDir, clusterLeftovers, installOutrigger, NODE_BINARIES, resolveBinaries, startCluster, tearDownCluster } from '@outrigger/control-plane';
-import { stopOnSignals } from './cluster-session.ts';
+import { hangupLog, stopOnSignals } from './cluster-session.ts';
 
 // `npm run cluster`: a local single-node cluster with Outrigger installed from deploy/overlays/local,
 // in the foreground; Ctrl-C removes everything it created.
@@ -28,7 +28,7 @@ const cluster = await startCluster({ log }).catch((error: Error) => {
   console.error(`\n${error.message}`);
   process.exit(1);
 });
-const stop = stopOnSignals(cluster);
+const stop = stopOnSignals(cluster, hangupLog(kubeconfig));
 
 try {
   if (!values['no-install']) await installOutrigger(cluster, log);

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '@outrigger/control-plane';
-import { outliveTerminal, STOP_SIGNALS } from './cluster-session.ts';
+import { hangupLog, stopOnSignals } from './cluster-session.ts';
 
 const { values } = parseArgs({ options: { kubeconfig: { type: 'string', default: '.outrigger/kubeconfig' } } });
 const kubeconfig = resolve(values.kubeconfig ?? '.outrigger/kubeconfig');
@@ -23,14 +23,4 @@ its CA, for the injector's CLIENT_CA_FILE: ${cp.webhookClientCaFile}
 
 Press Ctrl-C to stop.`);
 
-let stopping = false;
-for (const signal of STOP_SIGNALS) {
-  process.on(signal, async () => {
-    if (signal === 'SIGHUP') outliveTerminal();
-    if (stopping) return;
-    stopping = true;
-    console.log('\nstopping the control plane');
-    await cp.stop();
-    process.exit(0);
-  });
-}
+stopOnSignals(cp, hangupLog(kubeconfig), 'the control plane');

@@ -3,7 +3,7 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
 import { adminStandInAddress, adminStandInCalls, adminStandInObjects, awaitRunLog, callExecutor, INSTALL_NAMESPACE, installOutrigger, startCluster, triggerShellJob, type Cluster } from '@outrigger/control-plane';
-import { stopOnSignals } from './cluster-session.ts';
+import { hangupLog, stopOnSignals } from './cluster-session.ts';
 
 // The README's first command: a local single-node cluster, Outrigger installed from deploy/ as a user
 // installs it, and one annotated Deployment whose XXL-JOB agent runs beside the business container:
@@ -52,7 +52,7 @@ const cluster = await startCluster({ log }).catch((error: Error) => {
   console.error(`\ndemo failed: ${error.message}`);
   process.exit(1);
 });
-const stop = stopOnSignals(cluster);
+const stop = stopOnSignals(cluster, hangupLog(kubeconfigCopy));
 
 try {
   step('installing Outrigger: kubectl apply -k deploy/base/crd, then -k deploy/overlays/local');
