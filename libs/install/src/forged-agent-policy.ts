@@ -1,5 +1,6 @@
 import { injectionNamespaceSelector, markedPodExpression } from '@outrigger/admission';
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_KIND } from '@outrigger/agent-profiles';
+import { everyProfileBinding } from './every-profile-binding.js';
 import { generatedYaml } from './exec-guard.js';
 import { baseLabels } from './install-files.js';
 import { INSTALL_NAMES } from './install-names.js';
@@ -53,18 +54,7 @@ export function forgedAgentPolicy(name: string = FORGED_AGENT_POLICY_NAME) {
 
 /** Binds the policy to every AgentProfile as parameters, denying, where the webhook applies. */
 export function forgedAgentBinding(name: string = FORGED_AGENT_POLICY_NAME) {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name, labels: baseLabels('webhook') },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      // AgentProfiles are cluster-scoped: no namespace; no profile, no agent name to reserve.
-      paramRef: { selector: {}, parameterNotFoundAction: 'Allow' },
-      matchResources: { namespaceSelector: injectionNamespaceSelector(INSTALL_NAMES.namespace) },
-    },
-  };
+  return everyProfileBinding(name, 'Deny');
 }
 
 /** deploy/base/webhook/forged-agent.yaml. */

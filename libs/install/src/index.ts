@@ -8,4 +8,5 @@ export * from './cert-manager-confinement.js';
 export * from './synced-rbac.js';
 export * from './rbac-rules.js';
 export * from './forged-agent-policy.js';
+export * from './opt-in-missing-policy.js';
 export * from './check-permissions.js';

@@ -22,6 +22,8 @@ export const INSTALL_NAMES = {
   execGuard: 'outrigger-agent-exec-guard',
   /** The ValidatingAdmissionPolicy (and binding) refusing agent-named containers in pods that do not opt in. */
   forgedAgentPolicy: 'outrigger-forged-agent',
+  /** The ValidatingAdmissionPolicy (and binding) warning of annotations under a profile's prefix without its opt-in. */
+  optInMissingPolicy: 'outrigger-opt-in-missing',
   /** The Helm chart's pre-delete hook: its Job, ServiceAccount, Role, ClusterRole and bindings. */
   uninstallHook: 'outrigger-uninstall',
   /** The Helm chart's test (`helm test`): its Pod running `outrigger check`, ServiceAccount, Role, ClusterRole and bindings. */
