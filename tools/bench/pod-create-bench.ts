@@ -8,8 +8,9 @@
  * result at start, and checked to give the same pod), its twin (the noise floor), one adding a
  * minimal container; the node:https webhook on Outrigger's admission core (baseline-server.ts);
  * agnhost's /mutating-pods-sidecar (Go) over HTTP/1.1 as the API server calls a deployed webhook;
- * and a namespace with none. A pod that does not opt in is created in the injector's namespace too
- * (the API server must not call the webhook for it). Concurrent creators send the same pod to one
+ * and a namespace with none. The injector's namespace also has the install's policy on pod CREATE
+ * (outrigger-forged-agent, the reference AgentProfile its parameter). A pod that does not opt in is created in the injector's namespace too (the API
+ * server must not call the webhook for it). Concurrent creators send the same pod to one
  * namespace at a time, in interleaved rounds; each round gives p50/p99 per namespace and what each
  * webhook adds over the namespace without one; the verdict compares the medians of the rounds. The
  * API server's own metrics, read around each batch, split the time between the webhook calls and
@@ -17,19 +18,21 @@
  *
  *   npx nx run injector:build && node --import tsx --conditions development tools/bench/pod-create-bench.ts
  *     [--rounds 7] [--pods 300] [--concurrency 8] [--injector-node-options=<flags>] [--peer-node-args=<flags>]
+ *     [--pod-policies forged-agent | none]
  *
  * --peer-node-args gives the Node peers (the core on node:https, the independent ones) Node's own flags,
  * e.g. "--cpu-prof --cpu-prof-dir=DIR" (each peer writes its profile when the bench stops it).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
 import { encodeCaBundle, INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, MUTATE_PATH } from '@outrigger/admission';
-import { REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
+import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_PLURAL, REFERENCE_PROFILE_FILE, referenceProfile } from '@outrigger/agent-profiles';
 import { freePort, kubeConfigFrom, type ManagedProcess, startApp, startControlPlane, deployedNodeOptions, readDeployFile, scratchDirUntilExit } from '@outrigger/control-plane';
+import { forgedAgentBinding, forgedAgentPolicy } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { parseSamples, type Sample } from '../observability/exposition.js';
 import { histogramDelta, histogramTotal, type HistogramTotal } from './exposition-values.js';
@@ -48,12 +51,19 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     'injector-node-options': { type: 'string', default: deployedNodeOptions('injector') },
     'peer-node-args': { type: 'string', default: '' },
+    // The install's policy judging pod CREATE, in the injector's namespace; "none" to see what it costs.
+    'pod-policies': { type: 'string', default: 'forged-agent' },
   },
 });
 const ROUNDS = Number(values.rounds);
 const PODS = Number(values.pods);
 const CONCURRENCY = Number(values.concurrency);
 const PEER_NODE_ARGS = values['peer-node-args'].split(/\s+/).filter(Boolean);
+const POD_POLICIES = { 'forged-agent': [forgedAgentPolicy(), forgedAgentBinding()] } as const;
+const podPolicies = values['pod-policies'] === 'none' ? [] : values['pod-policies'].split(',');
+for (const name of podPolicies) {
+  if (!(name in POD_POLICIES)) throw new Error(`--pod-policies: unknown policy "${name}" (known: ${Object.keys(POD_POLICIES).join(', ')}, or none)`);
+}
 
 // same-twin is a second, identical same-container peer: how far two equal servers' ratios swing in this run.
 const WEBHOOKS = ['outrigger', 'same', 'same-twin', 'minimal', 'core', 'agnhost'] as const;
@@ -192,6 +202,32 @@ try {
   };
   for (const w of ['outrigger', 'core', 'agnhost'] as const) await register(w);
 
+  // Outrigger's install also judges each pod CREATE in a labelled namespace with an admission policy,
+  // once per AgentProfile: part of what it costs, so its namespace has it and no other.
+  await must('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', JSON.stringify(parse(readDeployFile('base/crd/agentprofiles.outrigger.dev.yaml'))));
+  const profiles = `/apis/${AGENT_PROFILE_API_VERSION}/${AGENT_PROFILE_PLURAL}`;
+  for (let attempt = 0; (await api('GET', profiles)).status !== 200; attempt++) {
+    if (attempt > 150) throw new Error(`${profiles}: the AgentProfile CRD is not served`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await must('POST', profiles, JSON.stringify(parse(readFileSync(REFERENCE_PROFILE_FILE, 'utf8'))));
+  for (const [policy, binding] of podPolicies.map((name) => POD_POLICIES[name as keyof typeof POD_POLICIES])) {
+    const selector = binding.spec.matchResources.namespaceSelector;
+    const onlyOutrigger = { ...selector, matchExpressions: [...(selector?.matchExpressions ?? []), { key: 'kubernetes.io/metadata.name', operator: 'In', values: [namespaceOf('outrigger')] }] };
+    await must('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', JSON.stringify(policy));
+    await must('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', JSON.stringify({ ...binding, spec: { ...binding.spec, matchResources: { namespaceSelector: onlyOutrigger } } }));
+  }
+  // The API server loads policies asynchronously: wait until it judges a dry run in the namespace.
+  const judged = async () => {
+    const forgedPod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe' }, spec: { containers: [{ name: AGENT.outrigger, image: 'registry.example/app:1.0' }] } });
+    const forged = await api('POST', `/api/v1/namespaces/${namespaceOf('outrigger')}/pods?dryRun=All`, forgedPod);
+    return (forged.status === 422) === podPolicies.includes('forged-agent');
+  };
+  for (let attempt = 0; !(await judged()); attempt++) {
+    if (attempt > 150) throw new Error(`${namespaceOf('outrigger')}: the install's pod policies do not judge its pods`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
   // The independent peers: the same-container one adds exactly what the injector's answer added to
   // the pod (read from the two pods, not from a second copy of the profile); the minimal one, a container.
   const plain = (await dryRun('none')).pod;
@@ -315,6 +351,7 @@ try {
   const fs = (s: Spread, digits = 1) => `${f(s.median, digits)} (${f(s.min, digits)}–${f(s.max, digits)})`;
   console.log(`kube-apiserver ${cp.version}; ${CONCURRENCY} concurrent creators, ${PODS} pods per namespace per round, ${ROUNDS} rounds after one warm-up round; node ${process.version}`);
   console.log(`injector NODE_OPTIONS=${JSON.stringify(values['injector-node-options'])}; every webhook registered as deploy/base registers the injector (reinvocationPolicy ${deployed.webhooks[0]?.reinvocationPolicy})`);
+  console.log(`the injector's namespace only: the pod-CREATE policies ${podPolicies.join(', ') || 'none'}`);
   console.log(`machine: ${availableParallelism()} CPUs, load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
 
   const rounds: Record<Target, Batch>[] = [];
