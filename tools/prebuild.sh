@@ -19,6 +19,7 @@ builds=(
   tools/registry/build.sh
   tools/images/build.sh
   deploy/tests/jetstack/build.sh
+  'tools/kube/build.sh floor' # deploy/tests/kubernetes-floor.e2e.ts
   tools/signing/cosign/build.sh
   tools/signing/syft/build.sh
 )

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE } from '@outrigger/admission';
-import { INSTALL_NAMES, INSTANCE_LABEL } from '@outrigger/install';
+import { INSTALL_NAMES, INSTANCE_LABEL, MINIMUM_KUBERNETES } from '@outrigger/install';
 import { DEPLOY_DIR, repoRoot, type RenderedObject } from '@outrigger/control-plane';
 import { readReleaseVersion } from '../release/release-version.ts';
 import { checkHookObjects } from './check-hook.ts';
@@ -251,7 +251,7 @@ const CHART_YAML = {
   type: 'application',
   version: CHART_VERSION,
   appVersion: CHART_VERSION,
-  kubeVersion: '>=1.30.0-0',
+  kubeVersion: `>=${MINIMUM_KUBERNETES.major}.${MINIMUM_KUBERNETES.minor}.0-0`,
 };
 
 /** What `helm install` and `helm upgrade` print: how to see it work, take part, upgrade and leave. */

@@ -4,16 +4,27 @@
 #   tools/kube/build.sh [NAME...]   default: kube-apiserver etcd kubectl (the bare control plane)
 # NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy, or our
 # own programs under cmd/ (pause stand-in-agent agnhost-webhook informer-peer), cached by their sources in <cache>/programs/<hash>/.
+#   tools/kube/build.sh floor       the oldest supported kube-apiserver (floor/go.mod), into <cache>/kube/<kube>-floor/
 set -euo pipefail
 cd "$(dirname "$0")"
 source ../toolchain/go-build.sh
 
 version() { sed -n "s#^\t$1 \(v[^ ]*\).*#\1#p" go.mod | head -n 1; }
+# kubelet reports this version to the API server; kubectl and the API server print it.
+ldflags() {
+  local minor=${1#v1.}
+  echo "-s -w -X k8s.io/component-base/version.gitVersion=$1 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*} -X k8s.io/component-base/version.gitTreeState=clean"
+}
+if [ "${1:-}" = floor ]; then
+  cd floor
+  kube=$(version k8s.io/kubernetes)
+  [ -x "$(cache_root)/kube/$kube-floor/kube-apiserver" ] || echo "building kube-apiserver $kube (a cold build takes several minutes)" >&2
+  go_build_cached "$(cache_root)/kube/$kube-floor" "" "$(ldflags "$kube")" kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver
+  exit 0
+fi
 kube=$(version k8s.io/kubernetes)
 etcd=$(version go.etcd.io/etcd/server/v3)
-minor=${kube#v1.}; minor=${minor%%.*}
-# kubelet reports this version to the API server; kubectl and the API server print it.
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+ldflags=$(ldflags "$kube")
 
 specs=()
 ours=()

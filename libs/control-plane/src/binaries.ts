@@ -22,6 +22,11 @@ export async function resolveBinaries(log: Log = stderrLog, names: readonly stri
   return runBuildScript('tools/kube/build.sh', names, log);
 }
 
+/** The oldest kube-apiserver the install supports (MINIMUM_KUBERNETES), built from the Go modules pinned in tools/kube/floor. */
+export async function floorApiServer(log: Log = stderrLog): Promise<string> {
+  return join(await runBuildScript('tools/kube/build.sh', ['floor'], log), 'kube-apiserver');
+}
+
 /** A directory of binaries: from `variable` if set (checked), else what `script` builds and prints. */
 export async function resolveToolDir(variable: string, script: string, names: readonly string[], log: Log = stderrLog): Promise<string> {
   const dir = process.env[variable];

@@ -28,6 +28,8 @@ export interface ControlPlaneOptions {
   readonly readyTimeoutMs?: number;
   /** Serve a cluster with nodes (see startCluster) instead of a bare API server on loopback. */
   readonly forNodes?: NodeFacingOptions;
+  /** Another kube-apiserver binary than the pinned build's (the oldest supported: floorApiServer()); etcd and kubectl stay the pinned ones. */
+  readonly kubeApiServer?: string;
 }
 
 /** What an API server needs to serve a node: its address, the node authorizer, and the kubelet's CA and client certificate. */
@@ -143,7 +145,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   try {
     await waitFor('etcd', () => get(`${etcdUrl}/health`), etcd, options.readyTimeoutMs);
     const startApiServer = async () => {
-      apiServer = new ManagedProcess('kube-apiserver', join(binDir, 'kube-apiserver'), apiArgs, join(dir, 'kube-apiserver.log'));
+      apiServer = new ManagedProcess('kube-apiserver', options.kubeApiServer ?? join(binDir, 'kube-apiserver'), apiArgs, join(dir, 'kube-apiserver.log'));
       await waitFor('kube-apiserver', () => get(`${server}/readyz`, files.admin, files.ca.cert), apiServer, options.readyTimeoutMs);
     };
     log(`starting etcd and kube-apiserver in ${dir}`);

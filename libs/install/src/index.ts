@@ -1,4 +1,5 @@
 export * from './install-names.js';
+export * from './minimum-kubernetes.js';
 export * from './install-files.js';
 export * from './service-permissions.js';
 export * from './exec-guard.js';

@@ -40,7 +40,7 @@ export function optInMissingPolicy(name: string = OPT_IN_MISSING_POLICY_NAME) {
         { name: 'pod', expression: POD_METADATA },
         { name: 'annotations', expression: 'has(variables.pod.annotations) ? variables.pod.annotations : {}' },
         { name: 'prefix', expression: 'params.spec.annotationPrefix' },
-        // In the map's order: lists' sort() needs Kubernetes 1.34, and the chart supports 1.30.
+        // In the map's order: lists' sort() needs a newer Kubernetes than MINIMUM_KUBERNETES.
         { name: 'underPrefix', expression: 'variables.annotations.filter(k, k.startsWith(variables.prefix))' },
         {
           name: 'optsIn',

@@ -1,6 +1,6 @@
 import type { RbacBindingKind } from '@outrigger/agent-profiles';
 import { namespacesDigest, type NamespacesHeld } from '@outrigger/admission';
-import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_FILE, execGuardRemedy, execGuardShortfalls, FORGED_AGENT_POLICY_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, MINIMUM_KUBERNETES, SERVICE_RBAC_FILES, type ServiceComponent, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
 import { identityPod } from '@outrigger/kube';
 import { type ParsedCertificate, verifiesAgainst } from '@outrigger/pki';
 import semver from 'semver';
@@ -26,9 +26,6 @@ export interface CheckLine {
 const FROM_YOUR_OVERLAY = 'kubectl kustomize deploy/overlays/<yours> | outrigger restore -f -';
 
 const DAY_MS = 24 * 3_600_000;
-
-/** The oldest Kubernetes the manifests work on: ValidatingAdmissionPolicy v1, webhook matchConditions, preStop.sleep. */
-export const MINIMUM_KUBERNETES = { major: 1, minor: 30 };
 
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
