@@ -19,6 +19,7 @@ import {
   startControlPlane,
   suiteKubectl,
   type SuiteKubectl,
+  writeTokenKubeconfig,
 } from '@outrigger/control-plane';
 import { INSTALL_NAMES, MINIMUM_KUBERNETES } from '@outrigger/install';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,8 @@ import { parseAllDocuments, stringify } from 'yaml';
 // chart's kubeVersion) as a real kube-apiserver of that minor, built from tools/kube/floor: every base,
 // overlay and chart render passes its server-side dry-run apply (its API versions and schemas, and CEL
 // its environment compiles: a policy using a newer CEL function is refused there), and the admission
-// policies the install ships refuse and warn there as they do on the pinned version.
+// policies the install ships (the exec guard, the forged-agent and opt-in-missing policies) refuse and
+// warn there as they do on the pinned version.
 const CHART = join(DEPLOY_DIR, 'helm', 'outrigger');
 const PROFILE = referenceProfile().name;
 const enabled = { [INJECTION_LABEL_KEY]: INJECTION_LABEL_VALUE };
@@ -121,6 +123,35 @@ describe("the install's admission policies on the oldest supported Kubernetes", 
     const refused = await poll('the forged-agent policy to refuse an agent-named container', () => create(namespace, agentNamed).refused, 60_000);
     expect(refused).toContain(`ValidatingAdmissionPolicy '${INSTALL_NAMES.forgedAgentPolicy}'`);
     expect(create(namespace, pod([APP])).refused).toBeUndefined();
+  });
+
+  it('the exec guard lets an agent bound through the syncer exec only into the pod its token was issued to, in its own namespace', async () => {
+    const kc = kubeConfigFrom(cp.kubeconfigPath);
+    const [own, other] = [await createTestNamespace(kc, 'floor-agent'), await createTestNamespace(kc, 'floor-victim')];
+    k.kubectl(['create', 'serviceaccount', 'agent', '-n', own]);
+    for (const [namespace, name] of [[own, 'self'], [own, 'neighbour'], [other, 'victim']] as const) {
+      k.kubectl(['create', '-n', namespace, '-f', '-'], JSON.stringify({ ...pod([APP]), metadata: { name }, spec: { containers: [APP], serviceAccountName: namespace === own ? 'agent' : 'default' } }));
+    }
+    // What the rbac-syncer writes: a role that may exec anywhere, bound by a ClusterRoleBinding the guard takes as its parameter.
+    const name = `floor-agent-${own}`;
+    k.kubectl(['create', 'clusterrole', name, '--verb=create,get', '--resource=pods/exec,pods']);
+    k.kubectl(['create', '-f', '-'], JSON.stringify({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'outrigger-rbac-syncer' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', namespace: own, name: 'agent' }],
+    }));
+    const kubeconfig = await writeTokenKubeconfig(kc, join(cp.dir, `${name}.kubeconfig`), own, 'agent', 'self');
+    const exec = (namespace: string, target: string) => {
+      const run = spawnSync(join(cp.binDir, 'kubectl'), ['--kubeconfig', kubeconfig, 'exec', '-n', namespace, target, '--', 'true'], { encoding: 'utf8' });
+      return run.stderr;
+    };
+    // Past authorization and admission, a request on this node-less control plane ends at the pod's missing node.
+    await poll('the exec guard to take the binding as its parameter', () => (/outrigger exec guard/.test(exec(other, 'victim')) ? true : undefined), 60_000);
+    expect(exec(other, 'victim')).toMatch(/outrigger exec guard: .* which reaches only pods of its own namespace/);
+    expect(exec(own, 'neighbour')).toMatch(/outrigger exec guard: .* which reaches only the pod its token was issued to/);
+    expect(exec(own, 'self')).toMatch(/does not have a host assigned/);
   });
 
   it('the opt-in-missing policy warns, and only warns, of a misspelt opt-in on a Deployment', async () => {
