@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { createTestNamespace, kubeConfigFrom } from '@outrigger/control-plane';
-import { parseAllDocuments } from 'yaml';
+import { kubeConfigFrom } from '@outrigger/control-plane';
 import { describe, expect, inject, it } from 'vitest';
 import {
   classifyApiError,
@@ -15,53 +13,21 @@ import {
   sharingMessages,
   streamWatch,
   type KubeObject,
-  type KubeRequest,
   type WatchEvent,
 } from '../src/index.js';
+import { createVariedPods } from './varied-pods.js';
 
 const SHARING_SCHEMA = sharingMessages(KUBE_PROTOBUF_SCHEMA, ['v1.Container', 'v1.Volume', 'v1.Probe']);
 
 // The protobuf reader is only right if, for every pod, it rebuilds exactly the JSON the API server
 // sends for it: compared here object by object, over pods that use most of what a PodSpec holds.
 
-const fixtures = parseAllDocuments(readFileSync(new URL('fixtures/varied-pods.yaml', import.meta.url), 'utf8')).map((doc) => doc.toJS() as KubeObject);
-
 describe('Kubernetes protobuf, decoded with the generated schema', () => {
   const cp = inject('controlPlane');
   const kc = kubeConfigFrom(cp.kubeconfigPath);
   const client = loadKubeClient(cp.kubeconfigPath);
 
-  /** kubeJson, failing with the API server's message. */
-  const call = (request: KubeRequest) =>
-    kubeJson(client, request).catch((e: unknown) => {
-      throw new Error(`${request.method} ${request.path}: ${classifyApiError(e).message}`);
-    });
-
-  /** The fixture pods in a new namespace, one with a status written, one being deleted (held by its finalizer). */
-  async function variedPods(): Promise<{ namespace: string; release: () => Promise<void> }> {
-    const namespace = await createTestNamespace(kc, 'protobuf');
-    const pods = resourcePath({ apiVersion: 'v1', resource: 'pods', namespace });
-    await kubeJson(client, { method: 'POST', path: resourcePath({ apiVersion: 'v1', resource: 'serviceaccounts', namespace }), body: { metadata: { name: 'shop' } } });
-    for (const pod of fixtures) await call({ method: 'POST', path: pods, body: { ...pod, metadata: { ...pod.metadata, namespace } } });
-    const status = {
-      phase: 'Running',
-      podIP: '10.244.0.7',
-      podIPs: [{ ip: '10.244.0.7' }],
-      startTime: '2026-11-26T10:00:00Z',
-      conditions: [{ type: 'Ready', status: 'False', lastProbeTime: null, lastTransitionTime: '2026-11-26T10:00:05Z', reason: 'ContainersNotReady' }],
-      containerStatuses: [
-        { name: 'app', image: 'busybox:1.36', imageID: '', ready: false, restartCount: 0, started: true, state: { running: { startedAt: '2026-11-26T10:00:02Z' } }, lastState: {} },
-      ],
-    };
-    await call({ method: 'PATCH', path: `${pods}/minimal/status`, contentType: 'application/merge-patch+json', body: { status } });
-    await kubeJson(client, { method: 'DELETE', path: `${pods}/kitchen-sink` });
-    return {
-      namespace,
-      release: async () => {
-        await kubeJson(client, { method: 'PATCH', path: `${pods}/kitchen-sink`, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } });
-      },
-    };
-  }
+  const variedPods = () => createVariedPods(kc, client);
 
   it('decodes each pod of a GET to the JSON the API server answers for it', async () => {
     const { namespace, release } = await variedPods();
