@@ -4,6 +4,8 @@ import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 /** Every e2e run starts one real control plane (etcd + kube-apiserver) for all its suites. */
 const controlPlaneSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-global-setup.ts', import.meta.url));
+/** The e2e-floor runs' control plane: the oldest supported kube-apiserver (tools/kube/floor). */
+const floorControlPlaneSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-floor-setup.ts', import.meta.url));
 /** Every run keeps its temporary files in one directory, removed when the run passes; first, so that it is removed last. */
 const scratchDirSetup = fileURLToPath(new URL('./libs/control-plane/src/vitest-scratch-dir-setup.ts', import.meta.url));
 
@@ -24,4 +26,13 @@ export function projectConfig(kind: 'unit' | 'e2e', extra: ViteUserConfig['test'
       globalSetup: [scratchDirSetup, ...[globalSetup].flat()],
     },
   });
+}
+
+/**
+ * The e2e suites in `include` again, against the oldest Kubernetes the install supports
+ * (MINIMUM_KUBERNETES): the suites whose subject an older API server could change (watches,
+ * admission policies, RBAC), run by each project's `e2e-floor` target.
+ */
+export function floorConfig(include: readonly string[]): ViteUserConfig {
+  return projectConfig('e2e', { include: [...include], globalSetup: [floorControlPlaneSetup] });
 }

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { startControlPlane } from './control-plane.js';
+import { type ControlPlaneOptions, startControlPlane } from './control-plane.js';
 
 export interface ProvidedControlPlane {
   readonly version: string;
@@ -18,8 +18,13 @@ declare module 'vitest' {
 }
 
 /** Vitest globalSetup: one real control plane per test run, handed to tests via `inject('controlPlane')`. */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cp = await startControlPlane({ keepDir: process.env.OUTRIGGER_KEEP_CONTROL_PLANE === '1' });
+export default function setup(project: TestProject): Promise<() => Promise<void>> {
+  return provideControlPlane(project);
+}
+
+/** Starts the run's control plane and provides it to the tests; resolves with its stop. */
+export async function provideControlPlane(project: TestProject, options: Pick<ControlPlaneOptions, 'kubeApiServer'> = {}): Promise<() => Promise<void>> {
+  const cp = await startControlPlane({ ...options, keepDir: process.env.OUTRIGGER_KEEP_CONTROL_PLANE === '1' });
   project.provide('controlPlane', { version: cp.version, server: cp.server, kubeconfigPath: cp.kubeconfigPath, binDir: cp.binDir, dir: cp.dir, webhookClientCaFile: cp.webhookClientCaFile });
   return () => cp.stop();
 }
