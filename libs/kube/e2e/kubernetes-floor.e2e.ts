@@ -1,7 +1,7 @@
 import { type ControlPlane, floorApiServer, kubeConfigFrom, startControlPlane } from '@outrigger/control-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decodeKubeObject, KUBE_PROTOBUF, KUBE_PROTOBUF_SCHEMA, kubeJson, loadKubeClient, type KubeClient, type KubeObject, Reflector, resourcePath } from '../src/index.js';
-import { createVariedPods } from './varied-pods.js';
+import { decodeKubeObject, KUBE_PROTOBUF, KUBE_PROTOBUF_SCHEMA, loadKubeClient, type KubeClient, Reflector, resourcePath } from '../src/index.js';
+import { createVariedPods, podsInJsonAndProtobuf } from './varied-pods.js';
 import { waitFor } from './wait-for.js';
 
 // The rbac-syncer's pod watch on the oldest Kubernetes the install supports, a real kube-apiserver of
@@ -46,16 +46,12 @@ describe('the Kubernetes client on the oldest supported Kubernetes', () => {
   it('decodes each fixture pod in protobuf to the JSON the API server answers for it', async () => {
     const { namespace, release } = await createVariedPods(kubeConfigFrom(cp.kubeconfigPath), client);
     try {
-      const path = resourcePath({ apiVersion: 'v1', resource: 'pods', namespace });
-      const names = (await kubeJson<{ items: KubeObject[] }>(client, { path })).items.map((pod) => pod.metadata?.name ?? '');
-      expect(names.sort()).toEqual(['kitchen-sink', 'minimal', 'probes-by-number']);
+      const pods = await podsInJsonAndProtobuf(client, namespace);
+      expect(pods.map((pod) => pod.name)).toEqual(['kitchen-sink', 'minimal', 'probes-by-number']);
       const nulls: string[] = [];
-      for (const name of names) {
-        const json = await kubeJson<KubeObject>(client, { path: `${path}/${name}` });
-        const response = await client.request({ path: `${path}/${name}`, accept: KUBE_PROTOBUF });
-        expect(response.headers['content-type']).toBe(KUBE_PROTOBUF);
-        const decoded = decodeKubeObject(KUBE_PROTOBUF_SCHEMA, new Uint8Array(await new Response(response.body.stream()).arrayBuffer()));
-        expect(decoded, name).toStrictEqual(withoutNullCreationTimestamps(json, `${name}:`, nulls));
+      for (const { name, json, contentType, bytes } of pods) {
+        expect(contentType).toBe(KUBE_PROTOBUF);
+        expect(decodeKubeObject(KUBE_PROTOBUF_SCHEMA, bytes), name).toStrictEqual(withoutNullCreationTimestamps(json, `${name}:`, nulls));
       }
       // The one difference, where the fixtures embed object metadata: the ephemeral volume's claim template.
       expect(nulls).toEqual(['kitchen-sink:.spec.volumes[].ephemeral.volumeClaimTemplate.metadata']);

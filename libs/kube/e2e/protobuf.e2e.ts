@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type WatchEvent,
 } from '../src/index.js';
-import { createVariedPods } from './varied-pods.js';
+import { createVariedPods, podsInJsonAndProtobuf } from './varied-pods.js';
 
 const SHARING_SCHEMA = sharingMessages(KUBE_PROTOBUF_SCHEMA, ['v1.Container', 'v1.Volume', 'v1.Probe']);
 
@@ -32,18 +32,15 @@ describe('Kubernetes protobuf, decoded with the generated schema', () => {
   it('decodes each pod of a GET to the JSON the API server answers for it', async () => {
     const { namespace, release } = await variedPods();
     try {
-      const path = resourcePath({ apiVersion: 'v1', resource: 'pods', namespace });
-      const names = (await kubeJson<{ items: KubeObject[] }>(client, { path })).items.map((pod) => pod.metadata?.name ?? '');
-      expect(names.sort()).toEqual(['kitchen-sink', 'minimal', 'probes-by-number']);
-      for (const name of names) {
-        const json = await kubeJson<KubeObject>(client, { path: `${path}/${name}` });
-        const response = await client.request({ path: `${path}/${name}`, accept: KUBE_PROTOBUF });
-        expect(response.headers['content-type']).toBe(KUBE_PROTOBUF);
-        const bytes = new Uint8Array(await new Response(response.body.stream()).arrayBuffer());
+      const pods = await podsInJsonAndProtobuf(client, namespace);
+      expect(pods.map((pod) => pod.name)).toEqual(['kitchen-sink', 'minimal', 'probes-by-number']);
+      for (const { name, json, contentType, bytes } of pods) {
+        expect(contentType).toBe(KUBE_PROTOBUF);
         expect(decodeKubeObject(KUBE_PROTOBUF_SCHEMA, bytes), name).toStrictEqual(json);
         // Shared messages: the first decoding and the one reusing it are the same JSON.
         for (const round of ['first', 'shared']) expect(decodeKubeObject(SHARING_SCHEMA, bytes), `${name}, ${round}`).toStrictEqual(json);
       }
+      const path = resourcePath({ apiVersion: 'v1', resource: 'pods', namespace });
       const sink = await kubeJson<KubeObject>(client, { path: `${path}/kitchen-sink` });
       expect(sink.metadata?.['deletionTimestamp'], 'the fixture pod being deleted').toEqual(expect.any(String));
     } finally {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createTestNamespace } from '@outrigger/control-plane';
 import { parseAllDocuments } from 'yaml';
-import { classifyApiError, kubeJson, resourcePath, type KubeClient, type KubeObject, type KubeRequest } from '../src/index.js';
+import { classifyApiError, KUBE_PROTOBUF, kubeJson, resourcePath, type KubeClient, type KubeObject, type KubeRequest } from '../src/index.js';
 
 /** Pods that use most of what a PodSpec holds (fixtures/varied-pods.yaml). */
 export const VARIED_PODS = parseAllDocuments(readFileSync(new URL('fixtures/varied-pods.yaml', import.meta.url), 'utf8')).map((doc) => doc.toJS() as KubeObject);
@@ -36,4 +36,17 @@ export async function createVariedPods(kc: KubeConfig, client: KubeClient): Prom
       await kubeJson(client, { method: 'PATCH', path: `${pods}/kitchen-sink`, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: null } } });
     },
   };
+}
+
+/** Each pod of `namespace`, sorted by name: the JSON the API server answers for it, and its answer in protobuf (content type and bytes). */
+export async function podsInJsonAndProtobuf(client: KubeClient, namespace: string): Promise<{ name: string; json: KubeObject; contentType: unknown; bytes: Uint8Array }[]> {
+  const path = resourcePath({ apiVersion: 'v1', resource: 'pods', namespace });
+  const names = (await kubeJson<{ items: KubeObject[] }>(client, { path })).items.map((pod) => pod.metadata?.name ?? '').sort();
+  const pods = [];
+  for (const name of names) {
+    const json = await kubeJson<KubeObject>(client, { path: `${path}/${name}` });
+    const response = await client.request({ path: `${path}/${name}`, accept: KUBE_PROTOBUF });
+    pods.push({ name, json, contentType: response.headers['content-type'], bytes: new Uint8Array(await new Response(response.body.stream()).arrayBuffer()) });
+  }
+  return pods;
 }
