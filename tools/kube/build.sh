@@ -3,7 +3,7 @@
 # <cache>/kube/<kube>-etcd<etcd>/ (see tools/toolchain/go-build.sh for <cache>), and prints that directory.
 #   tools/kube/build.sh [NAME...]   default: kube-apiserver etcd kubectl (the bare control plane)
 # NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy, or our
-# own programs under cmd/ (pause stand-in-agent agnhost-webhook informer-peer), cached by their sources in <cache>/programs/<hash>/.
+# own programs under cmd/ (pause stand-in-agent agnhost-webhook informer-peer policy-typecheck), cached by their sources in <cache>/programs/<hash>/.
 #   tools/kube/build.sh floor       the oldest supported kube-apiserver (floor/go.mod), into <cache>/kube/<kube>-floor/
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -33,7 +33,7 @@ for name in "${@:-kube-apiserver etcd kubectl}"; do
     case $n in
       etcd) specs+=("etcd=go.etcd.io/etcd/server/v3") ;;
       kube-apiserver|kubectl|kubelet|kube-scheduler|kube-controller-manager|kube-proxy) specs+=("$n=k8s.io/kubernetes/cmd/$n") ;;
-      pause|stand-in-agent|agnhost-webhook|informer-peer) ours+=("$n=./cmd/$n") ;;
+      pause|stand-in-agent|agnhost-webhook|informer-peer|policy-typecheck) ours+=("$n=./cmd/$n") ;;
       *) echo "tools/kube/build.sh: unknown binary '$n'" >&2; exit 2 ;;
     esac
   done
