@@ -9,7 +9,8 @@ import { parseAllDocuments } from 'yaml';
 // Kubernetes type-checks a policy's validations and messages only, and none of a policy whose rules
 // name a wildcard version or a subresource: a misspelt field in a variable or a match condition
 // (`has(object.spec.initContainer)`) is false, not an error, and a policy built on it fails open.
-// tools/kube/cmd/policy-typecheck runs Kubernetes' own checker over every expression we ship.
+// tools/kube/cmd/policy-typecheck runs Kubernetes' own checker over every expression we ship, on the
+// pinned types and on those of the oldest supported Kubernetes.
 const BASE = join(DEPLOY_DIR, 'base');
 const CRD = join(BASE, 'crd', 'agentprofiles.outrigger.dev.yaml');
 
@@ -24,18 +25,21 @@ interface Report {
 
 type Doc = { kind?: string; metadata?: { name?: string }; spec?: Record<string, unknown>; webhooks?: Record<string, unknown>[] };
 
-let binary: string;
+/** The checker on the pinned Kubernetes' types, and on the oldest supported (tools/kube/floor). */
+const checkers = { pinned: '', floor: '' };
 let work: string;
 
 beforeAll(async () => {
-  binary = join(await runBuildScript('tools/kube/build.sh', ['policy-typecheck']), 'policy-typecheck');
+  const [pinned, floor] = await Promise.all([runBuildScript('tools/kube/build.sh', ['policy-typecheck']), runBuildScript('tools/kube/build.sh', ['floor', 'policy-typecheck'])]);
+  checkers.pinned = join(pinned, 'policy-typecheck');
+  checkers.floor = join(floor, 'policy-typecheck');
   work = mkdtempSync(join(tmpdir(), 'outrigger-policy-types-'));
 }, 900_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function typecheck(files: readonly string[]): { code: number; reports: Report[]; stderr: string } {
-  const run = spawnSync(binary, files, { encoding: 'utf8' });
+function typecheck(files: readonly string[], on: keyof typeof checkers = 'pinned'): { code: number; reports: Report[]; stderr: string } {
+  const run = spawnSync(checkers[on], files, { encoding: 'utf8' });
   const reports = run.stdout
     .split('\n')
     .filter(Boolean)
@@ -97,9 +101,9 @@ function misspelt(file: string, name: string, field: string, from: string, to: s
 }
 
 describe('the CEL of every policy and webhook we ship type-checks against the types it reads', () => {
-  it('every expression (variables, validations, messages, match conditions) holds against its kinds and its params', () => {
+  it.each(['pinned', 'floor'] as const)('every expression (variables, validations, messages, match conditions) holds against its kinds and its params in the %s Kubernetes', (on) => {
     const files = baseFiles();
-    const { code, reports, stderr } = typecheck(files);
+    const { code, reports, stderr } = typecheck(files, on);
     const shipped = files.flatMap((file) =>
       docs(file).flatMap((doc) => expressionsOf(doc).map((fields) => ({ file: relative(DEPLOY_DIR, file), name: doc.metadata?.name ?? '', fields }))),
     );
@@ -144,6 +148,26 @@ describe('the CEL of every policy and webhook we ship type-checks against the ty
     expect(report?.findings[0]?.issue).toContain(`undefined field '${to.split('.').at(-1)?.replace('?', '')}'`);
     expect(reports.filter((r) => r !== report).flatMap((r) => r.findings)).toEqual([]);
     expect(code).toBe(1);
+  });
+
+  it("reads the floor's own types: a pod field newer than 1.30 is a finding there only", () => {
+    const policy = join(work, 'pod-resources.yaml');
+    // The pod-level resources (PodSpec.resources) came with Kubernetes 1.32.
+    writeFileSync(
+      policy,
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: { name: pod-resources }
+spec:
+  matchConstraints:
+    resourceRules: [{ apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods] }]
+  validations: [{ expression: '!has(object.spec.resources)' }]
+`,
+    );
+    expect(typecheck([policy], 'pinned').code).toBe(0);
+    const floor = typecheck([policy], 'floor');
+    expect(floor.reports[0]?.findings).toEqual([{ field: 'spec.validations[0].expression', issue: expect.stringContaining("undefined field 'resources'") }]);
+    expect(floor.code).toBe(1);
   });
 
   it('a policy it cannot check against any kind is a finding, not a pass', () => {

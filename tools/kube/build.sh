@@ -5,6 +5,7 @@
 # NAME: kube-apiserver etcd kubectl kubelet kube-scheduler kube-controller-manager kube-proxy, or our
 # own programs under cmd/ (pause stand-in-agent agnhost-webhook informer-peer policy-typecheck), cached by their sources in <cache>/programs/<hash>/.
 #   tools/kube/build.sh floor       the oldest supported kube-apiserver (floor/go.mod), into <cache>/kube/<kube>-floor/
+#   tools/kube/build.sh floor policy-typecheck   cmd/policy-typecheck on that version's types and CEL, into <cache>/programs/<hash>-floor/
 set -euo pipefail
 cd "$(dirname "$0")"
 source ../toolchain/go-build.sh
@@ -17,6 +18,12 @@ ldflags() {
 }
 if [ "${1:-}" = floor ]; then
   cd floor
+  if [ -n "${2:-}" ]; then
+    [ "$2" = policy-typecheck ] || { echo "tools/kube/build.sh: floor builds kube-apiserver or policy-typecheck, not '$2'" >&2; exit 2; }
+    # Its one file, compiled by path against this module's versions.
+    go_build_cached "$(cache_root)/programs/$(content_key go.sum ../cmd/policy-typecheck/main.go)-floor" "" "-s -w" policy-typecheck=../cmd/policy-typecheck/main.go
+    exit 0
+  fi
   kube=$(version k8s.io/kubernetes)
   [ -x "$(cache_root)/kube/$kube-floor/kube-apiserver" ] || echo "building kube-apiserver $kube (a cold build takes several minutes)" >&2
   go_build_cached "$(cache_root)/kube/$kube-floor" "" "$(ldflags "$kube")" kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver

@@ -1,16 +1,16 @@
 // Command policy-typecheck type-checks every CEL expression of the ValidatingAdmissionPolicies and
 // of the webhooks' match conditions in manifest files, with Kubernetes' own type checker (the one
-// behind a policy's status.typeChecking), against the pinned Kubernetes types and the
-// CustomResourceDefinitions among the files. The API server's checker reads only validations and
-// messages, and nothing of a policy whose rules name a wildcard version; a misspelt field in a
-// variable or a match condition (`has(object.spec.initContainer)`) would fail open unseen.
+// behind a policy's status.typeChecking), against the Kubernetes types of the module it is built
+// from and the CustomResourceDefinitions among the files. The API server's checker reads only
+// validations and messages, and nothing of a policy matching a subresource or a wildcard version;
+// a misspelt field in a variable or a match condition (`has(object.spec.initContainer)`) would
+// fail open unseen. One file: tools/kube/build.sh builds it from the floor module too.
 //
 //	policy-typecheck FILE...
 //
 // Prints one JSON line per policy or webhook:
 // {"file":…,"object":…,"checkedAgainst":["/v1, Kind=Pod"],"params":…,"expressions":…,"findings":[{"field":…,"issue":…}]}
-// and exits 1 if any has a finding or nothing to be checked against. A policy over several kinds (the
-// syncer's confinement) branches on the request's resource, so each expression need hold for one of them.
+// and exits 1 if any has a finding or nothing to be checked against.
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -27,7 +28,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -114,15 +114,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "policy-typecheck:", err)
 		os.Exit(2)
 	}
-	definitions := generatedopenapi.GetOpenAPIDefinitions(spec.MustCreateRef)
-	objectMeta, err := resolver.PopulateRefs(func(ref string) (*spec.Schema, bool) {
-		d, ok := definitions[ref]
-		return &d.Schema, ok
-	}, metav1.ObjectMeta{}.OpenAPIModelName())
+	builtin := resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, scheme.Scheme)
+	// ObjectMeta as a built-in kind carries it (its definition's name differs between Kubernetes versions).
+	configMap, err := builtin.ResolveSchema(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "policy-typecheck: ObjectMeta:", err)
 		os.Exit(2)
 	}
+	objectMeta := configMap.Properties["metadata"]
 	mapper := meta.NewDefaultRESTMapper(nil)
 	for gvk := range scheme.Scheme.AllKnownTypes() {
 		plural, singular := meta.UnsafeGuessKindToResource(gvk)
@@ -133,12 +132,12 @@ func main() {
 		if m.kind != "CustomResourceDefinition" {
 			continue
 		}
-		if err := addCRD(m, crds, mapper, objectMeta); err != nil {
+		if err := addCRD(m, crds, mapper, &objectMeta); err != nil {
 			fmt.Fprintf(os.Stderr, "policy-typecheck: %s: %v\n", m.file, err)
 			os.Exit(2)
 		}
 	}
-	schemas := resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, scheme.Scheme).Combine(crds)
+	schemas := builtin.Combine(crds)
 	checker := &validating.TypeChecker{SchemaResolver: schemas, RestMapper: mapper}
 
 	failed := false
@@ -254,15 +253,13 @@ func checkPolicy(checker *validating.TypeChecker, schemas resolver.SchemaResolve
 		}
 		r.Expressions++
 		results := checker.CheckExpression(ctx, expression)
-		failed := map[schema.GroupVersionKind]bool{}
-		for _, result := range results {
-			failed[result.GVK] = true
+		if holdsForOne(results, r.CheckedAgainst) {
+			return
 		}
-		// A policy over kinds of different shapes branches on the request's resource: an expression
-		// must hold for one of its kinds; a misspelt field holds for none.
-		if len(results) > 0 && len(failed) >= len(r.CheckedAgainst) {
-			r.Findings = append(r.Findings, finding{field, strings.TrimSpace(results.String())})
+		if escaped := escapeReserved(expression); escaped != expression && holdsForOne(checker.CheckExpression(ctx, escaped), r.CheckedAgainst) {
+			return
 		}
+		r.Findings = append(r.Findings, finding{field, strings.TrimSpace(results.String())})
 	}
 	ctx := checker.CreateContext(policy)
 	for i, v := range policy.Spec.Variables {
@@ -286,6 +283,24 @@ func checkPolicy(checker *validating.TypeChecker, schemas resolver.SchemaResolve
 
 // checkable is the policy with what Kubernetes' checker skips spelt out: a wildcard version as the
 // versions the scheme knows, a CONNECT subresource as the resource of the options it carries.
+// holdsForOne: a policy over kinds of different shapes branches on the request's resource, so an
+// expression must hold for one of its kinds; a misspelt field holds for none.
+func holdsForOne(results validating.TypeCheckingResults, kinds []string) bool {
+	failed := map[schema.GroupVersionKind]bool{}
+	for _, result := range results {
+		failed[result.GVK] = true
+	}
+	return len(failed) < len(kinds)
+}
+
+// A property named like a CEL reserved word; older Kubernetes (1.30) types it only under its escaped
+// name (`__namespace__`), while evaluation, on untyped objects, reads it as written.
+var reservedProperty = regexp.MustCompile(`(\.\??)(as|break|const|continue|else|for|function|if|import|let|loop|package|namespace|return|var|void|while)\b`)
+
+func escapeReserved(expression string) string {
+	return reservedProperty.ReplaceAllString(expression, "${1}__${2}__")
+}
+
 func checkable(policy *admissionv1.ValidatingAdmissionPolicy) *admissionv1.ValidatingAdmissionPolicy {
 	policy = policy.DeepCopy()
 	if policy.Spec.MatchConstraints == nil {
