@@ -100,6 +100,23 @@ function misspelt(file: string, name: string, field: string, from: string, to: s
   return target;
 }
 
+/** A policy file with one validation, on pods CREATEd in `apiGroup` (YAML). */
+function podPolicy(name: string, apiGroup: string, expression: string): string {
+  const file = join(work, `${name}.yaml`);
+  writeFileSync(
+    file,
+    `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: { name: ${name} }
+spec:
+  matchConstraints:
+    resourceRules: [{ apiGroups: [${apiGroup}], apiVersions: [v1], operations: [CREATE], resources: [pods] }]
+  validations: [{ expression: ${JSON.stringify(expression)} }]
+`,
+  );
+  return file;
+}
+
 describe('the CEL of every policy and webhook we ship type-checks against the types it reads', () => {
   it.each(['pinned', 'floor'] as const)('every expression (variables, validations, messages, match conditions) holds against its kinds and its params in the %s Kubernetes', (on) => {
     const files = baseFiles();
@@ -151,19 +168,8 @@ describe('the CEL of every policy and webhook we ship type-checks against the ty
   });
 
   it("reads the floor's own types: a pod field newer than 1.30 is a finding there only", () => {
-    const policy = join(work, 'pod-resources.yaml');
     // The pod-level resources (PodSpec.resources) came with Kubernetes 1.32.
-    writeFileSync(
-      policy,
-      `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: { name: pod-resources }
-spec:
-  matchConstraints:
-    resourceRules: [{ apiGroups: [''], apiVersions: [v1], operations: [CREATE], resources: [pods] }]
-  validations: [{ expression: '!has(object.spec.resources)' }]
-`,
-    );
+    const policy = podPolicy('pod-resources', "''", '!has(object.spec.resources)');
     expect(typecheck([policy], 'pinned').code).toBe(0);
     const floor = typecheck([policy], 'floor');
     expect(floor.reports[0]?.findings).toEqual([{ field: 'spec.validations[0].expression', issue: expect.stringContaining("undefined field 'resources'") }]);
@@ -171,19 +177,7 @@ spec:
   });
 
   it('a policy it cannot check against any kind is a finding, not a pass', () => {
-    const policy = join(work, 'wildcard-group.yaml');
-    writeFileSync(
-      policy,
-      `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: { name: every-group }
-spec:
-  matchConstraints:
-    resourceRules: [{ apiGroups: ['*'], apiVersions: [v1], operations: [CREATE], resources: [pods] }]
-  validations: [{ expression: has(object.spec.containerz) }]
-`,
-    );
-    const { code, reports } = typecheck([policy]);
+    const { code, reports } = typecheck([podPolicy('every-group', "'*'", 'has(object.spec.containerz)')]);
     expect(reports).toEqual([expect.objectContaining({ object: 'ValidatingAdmissionPolicy/every-group', checkedAgainst: [], expressions: 1 })]);
     expect(code).toBe(1);
   });
