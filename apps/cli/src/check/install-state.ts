@@ -120,7 +120,6 @@ export interface ProfileView {
   readonly podSecurity?: PodSecurityLevel;
 }
 
-/** A ValidatingAdmissionPolicy and its binding, by name: present or not, and the binding's actions. */
 /** An exec guard by the name the rbac-syncer judges, read as it judges it (libs/install exec-guard-state). */
 export interface ExecGuardView {
   readonly name: string;
@@ -128,6 +127,7 @@ export interface ExecGuardView {
   readonly binding: GuardBindingView | undefined;
 }
 
+/** A ValidatingAdmissionPolicy and its binding, by name: present or not, and the binding's actions. */
 export interface AdmissionPolicyView {
   readonly policies: readonly string[];
   readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[];

@@ -5,9 +5,9 @@ import { crb, inNamespace, observed, OWN_ROLE, PROFILE, RBAC, sa } from './testi
 
 const KEEP = observed().revokedKeepMs;
 
-/** The annotations an action writes on its binding (the revoked list). */
 /** A revoked list: every one of `subjects` until `untilMs`. */
 const listedUntil = (untilMs: number, ...subjects: SaSubject[]) => subjects.map((s) => ({ ...s, untilMs }));
+/** The annotations an action writes on its binding (the revoked list). */
 const listedOn = (action: PlanAction | undefined) => (action?.type === 'writeBinding' || action?.type === 'shrinkBinding' ? action.object.metadata.annotations : undefined);
 
 const summary = (actions: readonly PlanAction[]) =>
