@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CERT_MANAGER_CONFINEMENT_NAME, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, execGuardName, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, OPT_IN_MISSING_POLICY_NAME, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, pods, scaleOutrigger } from './support.ts';
@@ -232,6 +232,35 @@ describe('outrigger check', () => {
     expect(line.fix).not.toMatch(/ -k deploy\/(base|overlays)\//);
     runFix(line.fix ?? '');
     await healthy();
+    expect(overlayObjects()).toEqual(before);
+  });
+
+  it("policy-types: passes on Kubernetes' own type check of the shipped policies; one changed into a mistyped expression warns naming policy, field and word, and the restore its hint names puts it back", async () => {
+    await healthy();
+    const typeLine = (result: CheckLine['result']) =>
+      eventually(() => {
+        const line = lineOf(checkOutput(), 'policy-types');
+        if (line?.result !== result) throw new Error(`policy-types: ${JSON.stringify(line)}`);
+        return line;
+      }, `the policy-types line to ${result}`);
+    const untyped = [execGuardName('ClusterRoleBinding'), execGuardName('RoleBinding'), SYNCER_CONFINEMENT_NAME, CERT_MANAGER_CONFINEMENT_NAME];
+    const typed = `Kubernetes types the validations of ${FORGED_AGENT_POLICY_NAME}, ${OPT_IN_MISSING_POLICY_NAME} without a warning`;
+    expect((await typeLine('pass')).message).toBe(`${typed}; it types nothing of ${untyped.join(', ')} (rules with a wildcard or a subresource), which Outrigger's tests type on 1.30 and 1.36`);
+
+    const before = overlayObjects();
+    // Untyped at admission, has() of a misspelt field is false: the policy refuses as before, and only the type check sees it.
+    const mistyped = [
+      { op: 'test', path: '/spec/validations/0/expression', value: '!variables.carriesAgentName' },
+      { op: 'replace', path: '/spec/validations/0/expression', value: '!variables.carriesAgentName && !has(object.spec.initContainer)' },
+    ];
+    kubectl(['patch', 'validatingadmissionpolicy', FORGED_AGENT_POLICY_NAME, '--type=json', '-p', JSON.stringify(mistyped)]);
+    const warned = await typeLine('warn');
+    expect(warned.message).toMatch(new RegExp(`^Kubernetes finds 1 mistyped expression\\(s\\): ${FORGED_AGENT_POLICY_NAME} spec\\.validations\\[0\\]\\.expression: .*undefined field 'initContainer'$`));
+    expect(check().code, 'a warning fails nothing').toBe(0);
+    const restore = /by (outrigger restore --replace -f \S+);/.exec(warned.hint ?? '')?.[1];
+    expect(restore).toBe('outrigger restore --replace -f deploy/base/webhook/forged-agent.yaml');
+    runFix(restore ?? '');
+    expect((await typeLine('pass')).message).toMatch(new RegExp(`^${typed};`));
     expect(overlayObjects()).toEqual(before);
   });
 

@@ -4,6 +4,7 @@ import { CERT_MANAGER_CONFINEMENT_NAME } from './cert-manager-confinement.js';
 import { execGuardName } from './exec-guard.js';
 import { FORGED_AGENT_POLICY_NAME } from './forged-agent-policy.js';
 import { INSTALL_NAMES } from './install-names.js';
+import { OPT_IN_MISSING_POLICY_NAME } from './opt-in-missing-policy.js';
 import { SYNCER_CONFINEMENT_NAME } from './syncer-confinement.js';
 
 const ADMISSION = 'admissionregistration.k8s.io';
@@ -20,6 +21,8 @@ export function checkPermissions(namespace: string): RequiredPermission[] {
     { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: `${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}` },
     { verb: 'get', group: ADMISSION, resource: 'mutatingwebhookconfigurations', name: INSTALL_NAMES.webhook },
     ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) => policies.map((name) => ({ verb: 'get', group: ADMISSION, resource, name }))),
+    // Only its status.typeChecking: the policy warns and refuses nothing, so its binding is not judged.
+    { verb: 'get', group: ADMISSION, resource: 'validatingadmissionpolicies', name: OPT_IN_MISSING_POLICY_NAME },
     { verb: 'list', group: AGENT_PROFILE_GROUP, resource: 'agentprofiles' },
     { verb: 'list', group: '', resource: 'namespaces' },
     // Every opted-in pod, and the ReplicaSet or Job by which its workload is found.

@@ -4,7 +4,7 @@ import { execGuardBinding, execGuardName, execGuardPolicy, projectGuardBinding, 
 import { issueCertificate, parseCertificate } from '@outrigger/pki';
 import { describe, expect, it } from 'vitest';
 import { checkLines, type CheckLine } from './check-lines.js';
-import type { InstallState } from './install-state.js';
+import type { InstallState, PolicyTypesView } from './install-state.js';
 
 const NOW = new Date('2026-11-25T12:00:00Z');
 const DAY = 86_400_000;
@@ -72,6 +72,11 @@ const healthy: InstallState = {
   syncerConfinement: { policies: ['outrigger-rbac-syncer-confinement'], bindings: [{ name: 'outrigger-rbac-syncer-confinement', actions: ['Deny'] }] },
   certManagerConfinement: { policies: ['outrigger-cert-manager-confinement'], bindings: [{ name: 'outrigger-cert-manager-confinement', actions: ['Deny'] }] },
   forgedAgent: { policies: ['outrigger-forged-agent'], bindings: [{ name: 'outrigger-forged-agent', actions: ['Deny'] }] },
+  policyTypes: [
+    { name: 'outrigger-exec-guard', file: 'deploy/base/rbac-syncer/exec-guard.yaml', typed: false, warnings: [] },
+    { name: 'outrigger-forged-agent', file: 'deploy/base/webhook/forged-agent.yaml', typed: true, warnings: [] },
+    { name: 'outrigger-opt-in-missing', file: 'deploy/base/webhook/opt-in-missing.yaml', typed: true, warnings: [] },
+  ],
   agents: { profiles: [{ name: 'xxl-job', hash: 'aaaa', since: new Date(NOW.getTime() - 30 * DAY) }], specChangeLag: { ms: 300_000, from: 'the default' }, refused: [], pods: 0, rows: [] },
   readErrors: [],
 };
@@ -103,6 +108,7 @@ describe('checkLines', () => {
       'syncer-confinement',
       'cert-manager-confinement',
       'forged-agent',
+      'policy-types',
       'agents-missing',
       'agents-outdated',
     ]);
@@ -359,6 +365,41 @@ describe('checkLines', () => {
     });
     expect(failed(lines)).toEqual([]);
     expect(lines.filter((l) => l.result === 'warn').map((l) => l.check)).toEqual(['certificate-expiry', 'namespaces']);
+  });
+
+  describe('policy-types', () => {
+    const [guard, forged, optIn] = healthy.policyTypes as [PolicyTypesView, PolicyTypesView, PolicyTypesView];
+    const typeLine = (policyTypes: PolicyTypesView[], state: Partial<InstallState> = {}) => checkLines({ ...healthy, ...state, policyTypes }).find((l) => l.check === 'policy-types');
+    const MISTYPED = { fieldRef: 'spec.validations[0].expression', warning: "apps/v1, Kind=Pod: ERROR: <input>:1:46: undefined field 'initContainer'\n | !variables.carriesAgentName" };
+
+    it('passes naming the policies Kubernetes typed without a warning, and those it types nothing of', () => {
+      expect(typeLine([guard, forged, optIn])).toEqual({
+        check: 'policy-types',
+        result: 'pass',
+        message: "Kubernetes types the validations of outrigger-forged-agent, outrigger-opt-in-missing without a warning; it types nothing of outrigger-exec-guard (rules with a wildcard or a subresource), which Outrigger's tests type on 1.30 and 1.36",
+      });
+      expect(typeLine([guard])?.message).toMatch(/^no shipped policy that Kubernetes types is present; it types nothing of outrigger-exec-guard/);
+    });
+
+    it('warns, without failing, naming each mistyped expression by policy, field and the first line of the warning, with the restore of its file', () => {
+      const line = typeLine([guard, { ...forged, warnings: [MISTYPED, { fieldRef: 'spec.validations[0].messageExpression', warning: "ERROR: undefined field 'nme'" }] }, optIn]);
+      expect(line).toMatchObject({
+        result: 'warn',
+        message: "Kubernetes finds 2 mistyped expression(s): outrigger-forged-agent spec.validations[0].expression: apps/v1, Kind=Pod: ERROR: <input>:1:46: undefined field 'initContainer'; outrigger-forged-agent spec.validations[0].messageExpression: ERROR: undefined field 'nme'",
+      });
+      expect(line?.hint).toMatch(/^a policy changed by hand is put back as shipped by outrigger restore --replace -f deploy\/base\/webhook\/forged-agent\.yaml; if it is as shipped, Kubernetes v1\.36\.0 types it unlike 1\.30 and 1\.36/);
+      expect(checkLines({ ...healthy, policyTypes: [{ ...forged, warnings: [MISTYPED] }] }).filter((l) => l.result === 'fail')).toEqual([]);
+    });
+
+    it('on a Helm install, puts the policy back through Helm', () => {
+      const line = typeLine([{ ...optIn, warnings: [MISTYPED] }], { install: { by: 'helm', release: 'outrigger', releaseNamespace: 'outrigger-system' } });
+      expect(line?.hint).toMatch(/^a policy changed by hand is put back as shipped by helm upgrade outrigger <your chart> .* \(with --force-conflicts where it reports a conflict with a field changed by hand\);/);
+    });
+
+    it('warns while Kubernetes has not typed the current generation of a policy it types; a policy it types nothing of needs no status', () => {
+      expect(typeLine([guard, { ...forged, warnings: undefined }, optIn])).toMatchObject({ result: 'warn', message: 'Kubernetes has not yet typed outrigger-forged-agent' });
+      expect(typeLine([{ ...guard, warnings: undefined }, forged])?.result).toBe('pass');
+    });
   });
 
   it('needs no exec guard when no profile binds cluster-wide, and the RoleBindings\' guard when a profile binds with RoleBindings', () => {

@@ -30,7 +30,7 @@ const DAY_MS = 24 * 3_600_000;
 /** Every condition Outrigger needs, judged from what was read: one line each. */
 export function checkLines(state: InstallState): CheckLine[] {
   const unread = state.readErrors.map((e) => fail('read', `cannot read ${e}`, 'check your kubeconfig context and that you may read Outrigger objects (cluster-admin or a read-only role)'));
-  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), versions(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), certManagerConfinement(state), forgedAgent(state), ...agents(state)];
+  return [...unread, kubernetesVersion(state), crd(state), webhook(state), injectorEndpoints(state), ...deployments(state), ...serviceAccess(state), caBundle(state), served(state), expiry(state), ...leases(state), versions(state), ...profiles(state), namespaces(state), execGuard(state, 'ClusterRoleBinding'), execGuard(state, 'RoleBinding'), syncerConfinement(state), certManagerConfinement(state), forgedAgent(state), policyTypes(state), ...agents(state)];
 }
 
 const pass = (check: string, message: string): CheckLine => ({ check, result: 'pass', message });
@@ -283,6 +283,31 @@ function certManagerConfinement({ certManagerConfinement: policy, deployments, i
 function forgedAgent({ forgedAgent: policy, install, namespace }: InstallState): CheckLine {
   const unguarded = "a pod that does not opt in may bring a container named like a profile's agent (the webhook does not see it)";
   return shippedPolicy({ install, namespace }, 'forged-agent', policy, unguarded, FORGED_AGENT_POLICY_FILE);
+}
+
+/**
+ * What Kubernetes' own type check (kube-controller-manager, in each policy's status) found in the
+ * shipped policies: a mistyped expression may never hold, so its policy refuses all or nothing.
+ */
+function policyTypes({ policyTypes: policies, serverVersion, install, namespace }: InstallState): CheckLine {
+  const warned = policies.filter((p) => p.warnings !== undefined && p.warnings.length > 0);
+  if (warned.length > 0) {
+    const found = warned.flatMap((p) => (p.warnings ?? []).map((w) => `${p.name} ${w.fieldRef}: ${w.warning.split('\n')[0]}`));
+    const files = [...new Set(warned.map((p) => p.file))];
+    const putBack = install?.by === 'helm' ? `${helmRepair(install)} (with --force-conflicts where it reports a conflict with a field changed by hand)` : files.map((f) => `outrigger restore --replace -f ${f}${namespaceFlag(namespace)}`).join(' && ');
+    const hint = `a policy changed by hand is put back as shipped by ${putBack}; if it is as shipped, Kubernetes ${serverVersion ?? ''} types it unlike 1.30 and 1.36, on which Outrigger's tests type it: report it with this output`;
+    return warn('policy-types', `Kubernetes finds ${found.length} mistyped expression(s): ${found.join('; ')}`, hint);
+  }
+  const typed = policies.filter((p) => p.typed);
+  const pending = typed.filter((p) => p.warnings === undefined);
+  if (pending.length > 0) {
+    const hint = "kube-controller-manager's validatingadmissionpolicy-status-controller types a policy within seconds of each change: run check again; if this stays, that controller is off";
+    return warn('policy-types', `Kubernetes has not yet typed ${pending.map((p) => p.name).join(', ')}`, hint);
+  }
+  const untyped = policies.filter((p) => !p.typed).map((p) => p.name);
+  const none = untyped.length > 0 ? `; it types nothing of ${untyped.join(', ')} (rules with a wildcard or a subresource), which Outrigger's tests type on 1.30 and 1.36` : '';
+  if (typed.length === 0) return pass('policy-types', `no shipped policy that Kubernetes types is present${none}`);
+  return pass('policy-types', `Kubernetes types the validations of ${typed.map((p) => p.name).join(', ')} without a warning${none}`);
 }
 
 /** A policy deploy/base ships as is (no overlay changes it): present, and bound with Deny. */

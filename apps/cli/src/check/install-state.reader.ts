@@ -1,10 +1,11 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
-import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, holderVersionFrom, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_FILE, CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, EXEC_GUARD_FILE, execGuardName, FORGED_AGENT_POLICY_FILE, FORGED_AGENT_POLICY_NAME, holderVersionFrom, injectorPermissions, INSTALL_NAMES, OPT_IN_MISSING_POLICY_FILE, OPT_IN_MISSING_POLICY_NAME, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_FILE, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
 import { CLI_VERSION } from '../cli-version.js';
+import { policyTypesView } from './policy-types.js';
 import { type InstallIdentity, installIdentity } from '../install-identity.js';
 import { type AdmissionPolicyView, type ConditionView, type DeploymentView, type ExecGuardView, type InjectorReplicaView, type InstallState, type LeaseView, PART_OF_OUTRIGGER, type ProfileView, type ServiceAccessView, type WebhookView } from './install-state.js';
 
@@ -38,12 +39,22 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   ]);
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
-  const [execGuard, namespacedExecGuard, syncerConfinement, certManagerConfinement, forgedAgent] = await Promise.all([
-    execGuardView(read, execGuardName('ClusterRoleBinding', guardName)),
-    execGuardView(read, execGuardName('RoleBinding', guardName)),
-    admissionPolicy(read, SYNCER_CONFINEMENT_NAME),
-    admissionPolicy(read, CERT_MANAGER_CONFINEMENT_NAME),
-    admissionPolicy(read, FORGED_AGENT_POLICY_NAME),
+  const admission = admissionReader(read);
+  const shipped: readonly [name: string, file: string][] = [
+    [execGuardName('ClusterRoleBinding', guardName), EXEC_GUARD_FILE],
+    [execGuardName('RoleBinding', guardName), EXEC_GUARD_FILE],
+    [SYNCER_CONFINEMENT_NAME, SYNCER_CONFINEMENT_FILE],
+    [CERT_MANAGER_CONFINEMENT_NAME, CERT_MANAGER_CONFINEMENT_FILE],
+    [FORGED_AGENT_POLICY_NAME, FORGED_AGENT_POLICY_FILE],
+    [OPT_IN_MISSING_POLICY_NAME, OPT_IN_MISSING_POLICY_FILE],
+  ];
+  const [execGuard, namespacedExecGuard, syncerConfinement, certManagerConfinement, forgedAgent, policyTypes] = await Promise.all([
+    execGuardView(admission, execGuardName('ClusterRoleBinding', guardName)),
+    execGuardView(admission, execGuardName('RoleBinding', guardName)),
+    admissionPolicy(admission, SYNCER_CONFINEMENT_NAME),
+    admissionPolicy(admission, CERT_MANAGER_CONFINEMENT_NAME),
+    admissionPolicy(admission, FORGED_AGENT_POLICY_NAME),
+    Promise.all(shipped.map(async ([name, file]) => policyTypesView(name, file, await admission('validatingadmissionpolicies', name)))),
   ]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;
@@ -89,6 +100,7 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
     syncerConfinement,
     certManagerConfinement,
     forgedAgent,
+    policyTypes: policyTypes.filter((p) => p !== undefined),
     agents,
     readErrors,
   };
@@ -102,16 +114,27 @@ function knownInstall(deployments: readonly Json[], namespace: string): InstallI
   }
 }
 
+type AdmissionResource = 'validatingadmissionpolicies' | 'validatingadmissionpolicybindings';
+type AdmissionReader = (resource: AdmissionResource, name: string) => Promise<Json | undefined>;
+
+/** Reads each admission policy or binding once, however many views are built from it. */
+function admissionReader(read: <T>(what: string, path: string) => Promise<T | undefined>): AdmissionReader {
+  const reads = new Map<string, Promise<Json | undefined>>();
+  return (resource, name) => {
+    const key = `${resource}/${name}`;
+    if (!reads.has(key)) reads.set(key, read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name })));
+    return reads.get(key) as Promise<Json | undefined>;
+  };
+}
+
 /** A ValidatingAdmissionPolicy and its binding of the same name, as check judges them. */
-async function execGuardView(read: <T>(what: string, path: string) => Promise<T | undefined>, name: string): Promise<ExecGuardView> {
-  const get = (resource: string) => read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name }));
-  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies'), get('validatingadmissionpolicybindings')]);
+async function execGuardView(get: AdmissionReader, name: string): Promise<ExecGuardView> {
+  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies', name), get('validatingadmissionpolicybindings', name)]);
   return { name, policy: policy && projectGuardPolicy(policy), binding: binding && projectGuardBinding(binding) };
 }
 
-async function admissionPolicy(read: <T>(what: string, path: string) => Promise<T | undefined>, name: string): Promise<AdmissionPolicyView> {
-  const get = (resource: string) => read<Json>(`${resource} ${name}`, resourcePath({ apiVersion: 'admissionregistration.k8s.io/v1', resource, name }));
-  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies'), get('validatingadmissionpolicybindings')]);
+async function admissionPolicy(get: AdmissionReader, name: string): Promise<AdmissionPolicyView> {
+  const [policy, binding] = await Promise.all([get('validatingadmissionpolicies', name), get('validatingadmissionpolicybindings', name)]);
   return {
     policies: policy ? [name] : [],
     bindings: binding ? [{ name, actions: Array.isArray(binding.spec?.validationActions) ? binding.spec.validationActions.map(String) : [] }] : [],

@@ -40,6 +40,8 @@ export interface InstallState {
   readonly certManagerConfinement: AdmissionPolicyView;
   /** The policy refusing agent-named containers in pods the webhook skips (deploy/base/webhook/forged-agent.yaml). */
   readonly forgedAgent: AdmissionPolicyView;
+  /** What Kubernetes' own type check says of each shipped ValidatingAdmissionPolicy that exists. */
+  readonly policyTypes: readonly PolicyTypesView[];
   /** Every live opted-in pod's agent, per workload (what `outrigger agents -A` shows); undefined when it cannot be read (a read error). */
   readonly agents: AgentScan | undefined;
   /** What could not be read, e.g. `Leases in outrigger-system: 403 Forbidden`: each is a failed line. */
@@ -131,4 +133,18 @@ export interface ExecGuardView {
 export interface AdmissionPolicyView {
   readonly policies: readonly string[];
   readonly bindings: readonly { readonly name: string; readonly actions: readonly string[] }[];
+}
+
+/**
+ * A policy's `status.typeChecking`, which kube-controller-manager writes for each generation: its
+ * validations and messages typed against the kinds its rules name exactly.
+ */
+export interface PolicyTypesView {
+  readonly name: string;
+  /** The deploy/base file that ships it. */
+  readonly file: string;
+  /** False where Kubernetes types nothing of it: each of its rules names a wildcard or a subresource. */
+  readonly typed: boolean;
+  /** Undefined until Kubernetes has typed the policy's current generation. */
+  readonly warnings: readonly { readonly fieldRef: string; readonly warning: string }[] | undefined;
 }
