@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INJECTOR_NAME, INSTALL_NAMESPACE as HARNESS_NAMESPACE, resolveBinaries, DEPLOY_DIR, render, type RenderedObject } from '@outrigger/control-plane';
-import { baseLabels, EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_NAMES, SERVICE_RBAC_FILES, type ServiceComponent } from '@outrigger/install';
+import { baseLabels, EXEC_GUARD_FILE, INJECTOR_SERVICE_FILE, INSTALL_NAMES, SERVICE_NAMES, SERVICE_RBAC_FILES, type ServiceComponent, shippedPolicies } from '@outrigger/install';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
@@ -33,6 +33,15 @@ describe('install names (libs/install INSTALL_NAMES)', () => {
     expect(names('ValidatingAdmissionPolicy')).toContain(INSTALL_NAMES.execGuard);
     expect(names('ValidatingAdmissionPolicyBinding')).toContain(INSTALL_NAMES.execGuard);
     expect(names('Service')).toContain(INSTALL_NAMES.injector);
+  });
+
+  it("deploy/ ships exactly the admission policies libs/install's shippedPolicies names (what `outrigger check` reads), each with its binding, from the file it names", () => {
+    expect(names('ValidatingAdmissionPolicy')).toEqual(shippedPolicies().map((p) => p.name).sort());
+    expect(names('ValidatingAdmissionPolicyBinding')).toEqual(shippedPolicies().map((p) => p.name).sort());
+    for (const { name, file } of shippedPolicies()) {
+      const inFile = parseAllDocuments(readFileSync(join(DEPLOY_DIR, '..', file), 'utf8')).map((d) => d.toJS() as RenderedObject);
+      expect(inFile.filter((o) => o.metadata.name === name).map((o) => o.kind), file).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    }
   });
 
   it('deploy/ refers to them where the services read them', () => {

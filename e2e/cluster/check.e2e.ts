@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CERT_MANAGER_CONFINEMENT_NAME, execGuardName, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, OPT_IN_MISSING_POLICY_NAME, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, execGuardName, FORGED_AGENT_POLICY_NAME, INSTALL_NAMES, OPT_IN_AFTER_CREATION_POLICY_NAME, OPT_IN_MISSING_POLICY_NAME, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { issueCertificate } from '@outrigger/pki';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, eventually, kubectl, kubectlJson, OUTRIGGER_NAMESPACE, outrigger, pods, scaleOutrigger } from './support.ts';
@@ -244,7 +244,7 @@ describe('outrigger check', () => {
         return line;
       }, `the policy-types line to ${result}`);
     const untyped = [execGuardName('ClusterRoleBinding'), execGuardName('RoleBinding'), SYNCER_CONFINEMENT_NAME, CERT_MANAGER_CONFINEMENT_NAME];
-    const typed = `Kubernetes types the validations of ${FORGED_AGENT_POLICY_NAME}, ${OPT_IN_MISSING_POLICY_NAME} without a warning`;
+    const typed = `Kubernetes types the validations of ${FORGED_AGENT_POLICY_NAME}, ${OPT_IN_MISSING_POLICY_NAME}, ${OPT_IN_AFTER_CREATION_POLICY_NAME} without a warning`;
     expect((await typeLine('pass')).message).toBe(`${typed}; it types nothing of ${untyped.join(', ')} (rules with a wildcard or a subresource), which Outrigger's tests type on 1.30 and 1.36`);
 
     const before = overlayObjects();

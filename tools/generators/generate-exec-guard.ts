@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@outrigger/control-plane';
-import { CERT_MANAGER_CONFINEMENT_FILE, certManagerConfinementYaml, EXEC_GUARD_FILE, execGuardYaml, FORGED_AGENT_POLICY_FILE, forgedAgentPolicyYaml, OPT_IN_MISSING_POLICY_FILE, optInMissingPolicyYaml, SYNCER_CONFINEMENT_FILE, syncerConfinementYaml } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_FILE, certManagerConfinementYaml, EXEC_GUARD_FILE, execGuardYaml, FORGED_AGENT_POLICY_FILE, forgedAgentPolicyYaml, OPT_IN_AFTER_CREATION_POLICY_FILE, optInAfterCreationPolicyYaml, OPT_IN_MISSING_POLICY_FILE, optInMissingPolicyYaml, SYNCER_CONFINEMENT_FILE, syncerConfinementYaml } from '@outrigger/install';
 
 for (const [file, yaml] of [
   [EXEC_GUARD_FILE, execGuardYaml()],
@@ -12,6 +12,7 @@ for (const [file, yaml] of [
   [CERT_MANAGER_CONFINEMENT_FILE, certManagerConfinementYaml()],
   [FORGED_AGENT_POLICY_FILE, forgedAgentPolicyYaml()],
   [OPT_IN_MISSING_POLICY_FILE, optInMissingPolicyYaml()],
+  [OPT_IN_AFTER_CREATION_POLICY_FILE, optInAfterCreationPolicyYaml()],
 ] as const) {
   writeFileSync(join(repoRoot(), file), yaml);
   process.stdout.write(`wrote ${file}\n`);

@@ -4,7 +4,7 @@ import { CERT_MANAGER_CONFINEMENT_NAME } from './cert-manager-confinement.js';
 import { execGuardName } from './exec-guard.js';
 import { FORGED_AGENT_POLICY_NAME } from './forged-agent-policy.js';
 import { INSTALL_NAMES } from './install-names.js';
-import { OPT_IN_MISSING_POLICY_NAME } from './opt-in-missing-policy.js';
+import { shippedPolicies } from './shipped-policies.js';
 import { SYNCER_CONFINEMENT_NAME } from './syncer-confinement.js';
 
 const ADMISSION = 'admissionregistration.k8s.io';
@@ -21,8 +21,10 @@ export function checkPermissions(namespace: string): RequiredPermission[] {
     { verb: 'get', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: `${AGENT_PROFILE_PLURAL}.${AGENT_PROFILE_GROUP}` },
     { verb: 'get', group: ADMISSION, resource: 'mutatingwebhookconfigurations', name: INSTALL_NAMES.webhook },
     ...['validatingadmissionpolicies', 'validatingadmissionpolicybindings'].flatMap((resource) => policies.map((name) => ({ verb: 'get', group: ADMISSION, resource, name }))),
-    // Only its status.typeChecking: the policy warns and refuses nothing, so its binding is not judged.
-    { verb: 'get', group: ADMISSION, resource: 'validatingadmissionpolicies', name: OPT_IN_MISSING_POLICY_NAME },
+    // Every shipped policy, for its status.typeChecking; the bindings above only, of the policies that refuse.
+    ...shippedPolicies()
+      .filter(({ name }) => !policies.includes(name))
+      .map(({ name }) => ({ verb: 'get', group: ADMISSION, resource: 'validatingadmissionpolicies', name })),
     { verb: 'list', group: AGENT_PROFILE_GROUP, resource: 'agentprofiles' },
     { verb: 'list', group: '', resource: 'namespaces' },
     // Every opted-in pod, and the ReplicaSet or Job by which its workload is found.

@@ -9,5 +9,7 @@ export * from './cert-manager-confinement.js';
 export * from './synced-rbac.js';
 export * from './rbac-rules.js';
 export * from './forged-agent-policy.js';
+export * from './opt-in-after-creation-policy.js';
 export * from './opt-in-missing-policy.js';
+export * from './shipped-policies.js';
 export * from './check-permissions.js';

@@ -24,6 +24,8 @@ export const INSTALL_NAMES = {
   forgedAgentPolicy: 'outrigger-forged-agent',
   /** The ValidatingAdmissionPolicy (and binding) warning of annotations under a profile's prefix without its opt-in. */
   optInMissingPolicy: 'outrigger-opt-in-missing',
+  /** The ValidatingAdmissionPolicy (and binding) warning of an opt-in added to a pod after its creation. */
+  optInAfterCreationPolicy: 'outrigger-opt-in-after-creation',
   /** The Helm chart's pre-delete hook: its Job, ServiceAccount, Role, ClusterRole and bindings. */
   uninstallHook: 'outrigger-uninstall',
   /** The Helm chart's test (`helm test`): its Pod running `outrigger check`, ServiceAccount, Role, ClusterRole and bindings. */

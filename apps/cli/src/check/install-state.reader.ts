@@ -1,6 +1,6 @@
 import { AGENT_PROFILE_API_VERSION, AGENT_PROFILE_GROUP, AGENT_PROFILE_PLURAL, agentPodSecurityLevel, parseAgentProfile } from '@outrigger/agent-profiles';
 import { INJECTION_LABEL_KEY, INJECTION_LABEL_VALUE, type NamespacesHeld, namespacesHeldFrom } from '@outrigger/admission';
-import { CERT_MANAGER_CONFINEMENT_FILE, CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, EXEC_GUARD_FILE, execGuardName, FORGED_AGENT_POLICY_FILE, FORGED_AGENT_POLICY_NAME, holderVersionFrom, injectorPermissions, INSTALL_NAMES, OPT_IN_MISSING_POLICY_FILE, OPT_IN_MISSING_POLICY_NAME, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, SYNCER_CONFINEMENT_FILE, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
+import { CERT_MANAGER_CONFINEMENT_NAME, certManagerPermissions, execGuardName, FORGED_AGENT_POLICY_NAME, holderVersionFrom, injectorPermissions, INSTALL_NAMES, projectGuardBinding, projectGuardPolicy, rbacSyncerBasePermissions, shippedPolicies, SYNCER_CONFINEMENT_NAME } from '@outrigger/install';
 import { describePermission, isNotFound, type KubeClient, kubeJson, missingPermissions, type RequiredPermission, resourcePath } from '@outrigger/kube';
 import { parseCertificate } from '@outrigger/pki';
 import { scanAgents } from '../agents/agent-scan.reader.js';
@@ -40,21 +40,13 @@ export async function readInstallState(kc: KubeClient, options: { readonly names
   // By name, as the rbac-syncer judges it (its EXEC_GUARD_NAME): the syncer's other admission policies carry the same labels.
   const guardName = envOf(deploymentObjs.find((d) => componentOf(d) === 'rbac-syncer')).get('EXEC_GUARD_NAME') ?? INSTALL_NAMES.execGuard;
   const admission = admissionReader(read);
-  const shipped: readonly [name: string, file: string][] = [
-    [execGuardName('ClusterRoleBinding', guardName), EXEC_GUARD_FILE],
-    [execGuardName('RoleBinding', guardName), EXEC_GUARD_FILE],
-    [SYNCER_CONFINEMENT_NAME, SYNCER_CONFINEMENT_FILE],
-    [CERT_MANAGER_CONFINEMENT_NAME, CERT_MANAGER_CONFINEMENT_FILE],
-    [FORGED_AGENT_POLICY_NAME, FORGED_AGENT_POLICY_FILE],
-    [OPT_IN_MISSING_POLICY_NAME, OPT_IN_MISSING_POLICY_FILE],
-  ];
   const [execGuard, namespacedExecGuard, syncerConfinement, certManagerConfinement, forgedAgent, policyTypes] = await Promise.all([
     execGuardView(admission, execGuardName('ClusterRoleBinding', guardName)),
     execGuardView(admission, execGuardName('RoleBinding', guardName)),
     admissionPolicy(admission, SYNCER_CONFINEMENT_NAME),
     admissionPolicy(admission, CERT_MANAGER_CONFINEMENT_NAME),
     admissionPolicy(admission, FORGED_AGENT_POLICY_NAME),
-    Promise.all(shipped.map(async ([name, file]) => policyTypesView(name, file, await admission('validatingadmissionpolicies', name)))),
+    Promise.all(shippedPolicies(guardName).map(async ({ name, file }) => policyTypesView(name, file, await admission('validatingadmissionpolicies', name)))),
   ]);
 
   const webhook = webhookObj ? await webhookView(webhookObj, read, list) : undefined;

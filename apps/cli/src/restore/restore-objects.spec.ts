@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CERT_MANAGER_CONFINEMENT_FILE, EXEC_GUARD_FILE, FORGED_AGENT_POLICY_FILE, SYNCER_CONFINEMENT_FILE } from '@outrigger/install';
+import { shippedPolicies } from '@outrigger/install';
 import type { KubeClient, KubeRequest, KubeResponse } from '@outrigger/kube';
 import { describe, expect, it } from 'vitest';
 import { manifestObjects, REPLACEABLE_KINDS, restoreObjects } from './restore-objects.js';
@@ -164,7 +164,7 @@ subjects: [{ kind: ServiceAccount, name: outrigger-cert-manager, namespace: outr
 });
 
 describe('the files `outrigger check` prints `restore --replace` for', () => {
-  it.each([EXEC_GUARD_FILE, SYNCER_CONFINEMENT_FILE, FORGED_AGENT_POLICY_FILE, CERT_MANAGER_CONFINEMENT_FILE])('%s holds only what --replace may put back', (file) => {
+  it.each([...new Set(shippedPolicies().map((p) => p.file))])('%s holds only what --replace may put back', (file) => {
     const objects = manifestObjects(readFileSync(new URL(`../../../../${file}`, import.meta.url), 'utf8'), file);
     expect(objects.length).toBeGreaterThan(0);
     for (const o of objects) expect(REPLACEABLE_KINDS.has(o.kind), `${o.kind} ${o.metadata.name}`).toBe(true);
