@@ -12,6 +12,7 @@ child=
 # Each build leads its own process group: stopping it stops its compiler or buildah too.
 trap '[ -n "$child" ] && kill -- "-$child" 2>/dev/null; exit 143' TERM INT
 builds=(
+  'tools/kube/build.sh floor' # the services' e2e-floor suites, the first to follow the unit phase
   'tools/kube/build.sh kubelet kube-scheduler kube-controller-manager kube-proxy' # libs/control-plane's NODE_BINARIES
   tools/cluster/containerd/build.sh
   tools/cluster/coredns/build.sh
@@ -19,7 +20,6 @@ builds=(
   tools/registry/build.sh
   tools/images/build.sh
   deploy/tests/jetstack/build.sh
-  'tools/kube/build.sh floor' # deploy/tests/kubernetes-floor.e2e.ts
   tools/signing/cosign/build.sh
   tools/signing/syft/build.sh
 )
