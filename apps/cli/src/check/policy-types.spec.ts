@@ -27,4 +27,8 @@ describe('policyTypesView', () => {
     expect(policyTypesView('p', 'f.yaml', { ...forgedAgentPolicy(), metadata: { generation: 1 } })?.warnings).toBeUndefined();
     expect(policyTypesView('p', 'f.yaml', undefined)).toBeUndefined();
   });
+
+  it('reads a checked generation without typeChecking, as Kubernetes leaves it once the last warning is gone, as no warning', () => {
+    expect(policyTypesView('p', 'f.yaml', { ...forgedAgentPolicy(), metadata: { generation: 3 }, status: { observedGeneration: 3 } })?.warnings).toEqual([]);
+  });
 });

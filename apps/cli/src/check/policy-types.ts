@@ -11,7 +11,8 @@ export function policyTypesView(name: string, file: string, policy: Json | undef
   const exact = (values: unknown, forbidden: RegExp) => Array.isArray(values) && values.some((v) => typeof v === 'string' && !forbidden.test(v));
   const rules: Json[] = Array.isArray(policy.spec?.matchConstraints?.resourceRules) ? policy.spec.matchConstraints.resourceRules : [];
   const typed = rules.some((r) => exact(r.apiGroups, /\*/) && exact(r.apiVersions, /\*/) && exact(r.resources, /[*/]/));
-  const checked = policy.status?.typeChecking !== undefined && Number(policy.status?.observedGeneration ?? 0) >= Number(policy.metadata?.generation ?? 1);
+  // No typeChecking once checked is none found: server-side apply drops the emptied field the controller owned.
+  const checked = Number(policy.status?.observedGeneration ?? 0) >= Number(policy.metadata?.generation ?? 1);
   const warnings: Json[] = Array.isArray(policy.status?.typeChecking?.expressionWarnings) ? policy.status.typeChecking.expressionWarnings : [];
   return { name, file, typed, warnings: checked ? warnings.map((w) => ({ fieldRef: String(w.fieldRef), warning: String(w.warning) })) : undefined };
 }
